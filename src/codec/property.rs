@@ -1,0 +1,1 @@
+//! The compact binary EDM property codec.

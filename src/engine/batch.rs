@@ -1,0 +1,5 @@
+//! Atomic write batches.
+
+/// Puts, deletes and range deletes applied atomically and in isolation by `Engine::write`.
+#[derive(Debug, Clone, Default)]
+pub struct WriteBatch {}

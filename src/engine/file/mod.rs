@@ -1,0 +1,29 @@
+//! The single file: the I/O trait under the engine, its real and fault-injecting
+//! implementations, the superblock pair and the extent allocator.
+
+mod extent;
+mod faulty;
+mod real;
+mod superblock;
+
+pub use extent::{Extent, ExtentAllocator, PAGE_SIZE};
+pub use faulty::{Fault, FaultyStorage};
+pub use real::{FileStorage, OpenMode};
+pub use superblock::{ExtentRef, Superblock, WalSegmentRef, read_superblock, write_superblock};
+
+use std::io;
+
+/// Positional I/O on the one database file. Everything the engine does to disk goes through
+/// this trait so tests can inject torn writes, failed syncs, full disks and crashes.
+pub trait Storage: Send + Sync + std::fmt::Debug {
+    /// Fills `buf` from `offset`; reading past the end is an `UnexpectedEof` error.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Writes all of `buf` at `offset`, growing the file if needed.
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
+    /// Makes every completed write (and the file length) durable.
+    fn sync_data(&self) -> io::Result<()>;
+    /// The current file length.
+    fn len(&self) -> io::Result<u64>;
+    /// Grows or truncates the file.
+    fn set_len(&self, len: u64) -> io::Result<()>;
+}

@@ -1,0 +1,1 @@
+//! The copy-on-write manifest: live SSTs per level and range tombstones.

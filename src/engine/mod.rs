@@ -1,0 +1,25 @@
+//! A generic, ordered byte-key/byte-value LSM store living in ONE file. It knows nothing of
+//! tables: the table layer maps its data model onto keys and values.
+
+mod batch;
+mod compaction;
+mod db;
+mod error;
+pub mod file;
+mod iter;
+mod manifest;
+mod memtable;
+mod options;
+mod snapshot;
+pub mod sst;
+mod stats;
+mod types;
+pub mod wal;
+
+pub use batch::WriteBatch;
+pub use db::Engine;
+pub use error::{Error, Result};
+pub use options::{Compression, Durability, Options, PrefixExtractor};
+pub use snapshot::Snapshot;
+pub use stats::Stats;
+pub use types::{Seq, ValueKind};

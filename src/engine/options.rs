@@ -1,0 +1,83 @@
+//! Tuning knobs of the engine. Defaults keep peak memory bounded (≤ 64 MiB in total).
+
+use std::sync::Arc;
+
+/// How far a write must get before `Engine::write` returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Acknowledged = on stable storage (the WAL record is fsynced, shared with a group).
+    #[default]
+    Sync,
+    /// Acknowledged = in the OS page cache; a later `Sync` write or `flush` makes it durable.
+    Buffered,
+}
+
+/// Per-block compression of SST data blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// Blocks are stored as they are.
+    None,
+    /// Blocks are compressed with zstd at the given level when that saves space.
+    Zstd(i32),
+}
+
+/// Maps a key to the prefix the partition-prefix filter indexes (e.g. table id + PartitionKey),
+/// or `None` when the key has no such prefix. Keeps the engine ignorant of the key layout.
+pub trait PrefixExtractor: Send + Sync + std::fmt::Debug {
+    /// The prefix of `key`, which must itself be a prefix of `key`.
+    fn prefix<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]>;
+}
+
+/// Options of [`crate::engine::Engine::open`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Size at which the active memtable is frozen and flushed to an SST.
+    pub memtable_bytes: usize,
+    /// Capacity of the shared block cache.
+    pub block_cache_bytes: usize,
+    /// Uncompressed size of an SST data block.
+    pub block_bytes: usize,
+    /// Entries between restart points in a data block.
+    pub restart_interval: usize,
+    /// Target size of one SST produced by compaction.
+    pub sst_target_bytes: usize,
+    /// Number of L0 SSTs that triggers an L0 → L1 compaction.
+    pub l0_compaction_trigger: usize,
+    /// Target total size of level 1; each deeper level is `level_size_ratio` times larger.
+    pub l1_target_bytes: u64,
+    /// Size ratio between adjacent levels.
+    pub level_size_ratio: u64,
+    /// Compression of L0 (hot, short-lived) SST blocks.
+    pub l0_compression: Compression,
+    /// Compression of SST blocks of level 1 and deeper.
+    pub compression: Compression,
+    /// Bits per key of the whole-key bloom filter (0 disables it).
+    pub bloom_bits_per_key: usize,
+    /// Prefix extractor for the partition-prefix filter (`None` disables it).
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
+    /// Largest WAL segment; segments start small and double up to this.
+    pub wal_segment_max_bytes: u64,
+    /// Run flushes and compactions on a background thread (tests may turn this off).
+    pub background_compaction: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            memtable_bytes: 16 << 20,
+            block_cache_bytes: 16 << 20,
+            block_bytes: 4 << 10,
+            restart_interval: 16,
+            sst_target_bytes: 4 << 20,
+            l0_compaction_trigger: 4,
+            l1_target_bytes: 32 << 20,
+            level_size_ratio: 10,
+            l0_compression: Compression::None,
+            compression: Compression::Zstd(1),
+            bloom_bits_per_key: 10,
+            prefix_extractor: None,
+            wal_segment_max_bytes: 4 << 20,
+            background_compaction: true,
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! strata: an embedded, log-structured, single-file database implementing the Azure Table
+//! storage data model.
+//!
+//! Layers, each knowing only the one below (see `docs/ARCHITECTURE.md`):
+//! `model` + `codec` (names, EDM values, key and property encodings) over `engine` (a generic
+//! ordered key-value LSM store living in one file).
+#![deny(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::indexing_slicing)]
+
+pub mod codec;
+pub mod engine;
+pub mod model;

@@ -1,0 +1,5 @@
+//! The `strata` command line.
+
+fn main() {
+    println!("strata");
+}
