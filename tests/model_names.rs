@@ -23,6 +23,10 @@ fn table_name_length_3_and_63_is_accepted() {
 #[test]
 fn table_name_length_2_and_64_is_rejected() {
     assert_eq!(table_reason("ab"), "is shorter than 3 characters");
+    assert_eq!(
+        TableName::new("ab").unwrap_err().azure_code(),
+        "InvalidResourceName"
+    );
     let long = "a".repeat(64);
     assert_eq!(table_reason(&long), "is longer than 63 characters");
     assert_eq!(table_reason(""), "is empty");
@@ -55,7 +59,7 @@ fn table_name_reserved_tables_is_rejected_in_any_case() {
                 name: name.to_owned()
             }
         );
-        assert_eq!(err.azure_code(), "OutOfRangeInput");
+        assert_eq!(err.azure_code(), "InvalidResourceName");
     }
     assert!(TableName::new("tables1").is_ok());
     assert!(TableName::new("table").is_ok());
