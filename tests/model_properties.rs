@@ -48,7 +48,7 @@ proptest! {
     }
 
     #[test]
-    fn key_is_accepted_iff_no_forbidden_char_and_within_1_kib(key in "\\PC{0,40}|[a/#?\\\\\u{1}\u{7f}\u{85}é😀]{0,600}") {
+    fn key_is_accepted_iff_no_forbidden_char_and_within_1_kib(key in "\\PC{0,40}|[a/#?\\\\\u{1}\u{7f}\u{85}\u{a0}é€😀]{0,600}") {
         let units: usize = key.chars().map(char::len_utf16).sum();
         let forbidden = key.char_indices().find(|&(_, c)| is_forbidden_key_char(c));
         match (PartitionKey::new(key.clone()), forbidden) {

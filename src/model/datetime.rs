@@ -76,7 +76,7 @@ impl DateTime {
     /// Nanoseconds since 1970-01-01T00:00:00Z.
     #[must_use]
     pub fn to_unix_nanos(self) -> i128 {
-        i128::from(self.ticks - UNIX_EPOCH_TICKS) * i128::from(NANOS_PER_TICK)
+        (i128::from(self.ticks) - i128::from(UNIX_EPOCH_TICKS)) * i128::from(NANOS_PER_TICK)
     }
 
     /// The current wall-clock time, clamped into the service's range (a clock set before 1601
@@ -197,6 +197,14 @@ impl fmt::Display for DateTime {
             seconds / 60 % 60,
             seconds % 60
         )
+    }
+}
+
+impl std::str::FromStr for DateTime {
+    type Err = ModelError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
     }
 }
 
