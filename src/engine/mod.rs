@@ -15,11 +15,13 @@ mod snapshot;
 pub mod sst;
 mod stats;
 mod types;
+mod version;
 pub mod wal;
 
 pub use batch::{BatchDecodeError, BatchOp, WriteBatch};
 pub use db::Engine;
 pub use error::{Error, Result};
+pub use iter::RangeIter;
 pub use options::{Compression, Durability, Options, PrefixExtractor};
 pub use snapshot::Snapshot;
 pub use stats::Stats;

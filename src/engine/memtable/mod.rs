@@ -28,18 +28,8 @@ struct MemValue {
     value: Vec<u8>,
 }
 
-/// One internal entry copied out of a memtable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemEntry {
-    /// The user key.
-    pub key: Vec<u8>,
-    /// Its sequence number.
-    pub seq: Seq,
-    /// Put or point tombstone.
-    pub kind: ValueKind,
-    /// The value (empty for tombstones).
-    pub value: Vec<u8>,
-}
+/// One internal entry copied out of a memtable (the same shape as an SST entry).
+pub use crate::engine::sst::SstEntry as MemEntry;
 
 /// A memtable. Writers insert under the engine's single write pipeline; readers read
 /// concurrently and see only entries at or below their read sequence number.
@@ -138,6 +128,15 @@ impl Memtable {
         self.map
             .iter()
             .map(|entry| to_entry(entry.key(), entry.value()))
+    }
+
+    /// True when a range tombstone of this memtable, visible at `read_seq`, deletes `key`@`entry_seq`.
+    #[must_use]
+    pub fn range_deletes(&self, key: &[u8], entry_seq: Seq, read_seq: Seq) -> bool {
+        self.range_tombstones
+            .read()
+            .iter()
+            .any(|t| t.deletes(key, entry_seq, read_seq))
     }
 
     /// The range tombstones applied so far.
