@@ -11,6 +11,8 @@ use super::{RangeTombstone, Result, Seq, ValueKind};
 
 /// Entries fetched from a memtable per refill: bounds the copy while keeping iteration lock-free.
 const MEM_SCAN_CHUNK: usize = 64;
+/// A key above every valid key (longer than the key limit), standing for "no end".
+const MAX_KEY_BOUND: &[u8] = &[0xFF; super::limits::MAX_KEY_BYTES + 1];
 
 /// One sorted input of a merge.
 #[derive(Debug)]
@@ -159,7 +161,7 @@ impl Iterator for MergeIter {
 pub struct RangeIter {
     _view: Arc<ReadView>,
     merge: MergeIter,
-    end: Vec<u8>,
+    end: Option<Vec<u8>>,
     read_seq: Seq,
     tombstones: Vec<RangeTombstone>,
     last_key: Option<Vec<u8>>,
@@ -167,8 +169,10 @@ pub struct RangeIter {
 }
 
 impl RangeIter {
-    /// Iterates `[start, end)` of `view` at `read_seq`.
-    pub fn new(view: Arc<ReadView>, start: &[u8], end: &[u8], read_seq: Seq) -> Self {
+    /// Iterates `[start, end)` of `view` at `read_seq` (`end = None`: to the last key).
+    pub fn new(view: Arc<ReadView>, start: &[u8], end: Option<&[u8]>, read_seq: Seq) -> Self {
+        let empty = end.is_some_and(|end| start >= end);
+        let bound = end.map_or(MAX_KEY_BOUND, |end| end);
         let mut sources: Vec<Source> = std::iter::once(&view.mem)
             .chain(&view.imms)
             .map(|mem| Source::mem(Arc::clone(mem), start))
@@ -179,14 +183,14 @@ impl RangeIter {
             Vec::new()
         };
         sources.extend(ssts.iter().map(|sst| Source::Sst(sst.reader.iter(start))));
-        let tombstones = view.range_tombstones(start, end, read_seq);
+        let tombstones = view.range_tombstones(start, bound, read_seq);
         Self {
             merge: MergeIter::new(sources),
-            end: end.to_vec(),
+            end: end.map(<[u8]>::to_vec),
             read_seq,
             tombstones,
             last_key: None,
-            done: start >= end,
+            done: empty,
             _view: view,
         }
     }
@@ -205,7 +209,7 @@ impl Iterator for RangeIter {
                 }
                 Some(Ok(entry)) => entry,
             };
-            if entry.key >= self.end {
+            if self.end.as_ref().is_some_and(|end| entry.key >= *end) {
                 break;
             }
             if entry.seq > self.read_seq || self.last_key.as_ref() == Some(&entry.key) {

@@ -2,15 +2,20 @@
 //! tables: the table layer maps its data model onto keys and values.
 
 mod batch;
+mod check;
+mod checkpoint;
+mod commit;
 mod compaction;
 mod db;
 mod error;
 pub mod file;
+mod inner;
 mod iter;
 mod limits;
 mod manifest;
 mod memtable;
 mod options;
+mod recovery;
 mod snapshot;
 pub mod sst;
 mod stats;
@@ -24,5 +29,6 @@ pub use error::{Error, Result};
 pub use iter::RangeIter;
 pub use options::{Compression, Durability, Options, PrefixExtractor};
 pub use snapshot::Snapshot;
-pub use stats::Stats;
+pub use check::CheckReport;
+pub use stats::{LevelStats, Stats};
 pub use types::{RangeTombstone, Seq, ValueKind};
