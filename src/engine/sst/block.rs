@@ -20,11 +20,13 @@ use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
 
+use super::SstEntry;
 use super::format::{
-    BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, KIND_LEN, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN,
-    ZSTD_LEN_PREFIX, corruption, get_u32, get_varint, open_block, put_varint,
+    BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, COMPRESSION_MIN_SAVING_DIV, KIND_LEN, MAX_DECOMPRESSED_BLOCK,
+    RESTART_ENTRY_LEN, ZSTD_LEN_PREFIX, corruption, get_u32, get_varint, open_block, put_varint,
+    seal_block,
 };
-use crate::engine::{Result, Seq, ValueKind};
+use crate::engine::{Compression, Result, Seq, ValueKind};
 
 /// Accumulates the entries of one data block.
 #[derive(Debug)]
@@ -103,6 +105,74 @@ impl BlockBuilder {
         self.since_restart = 0;
         self.last_key.clear();
     }
+}
+
+/// Turns finished block contents into a stored block (optionally compressed, with trailer),
+/// keeping the zstd context and scratch buffer across blocks.
+#[derive(Default)]
+pub struct BlockSealer {
+    compressor: Option<(i32, zstd::bulk::Compressor<'static>)>,
+    scratch: Vec<u8>,
+}
+
+impl std::fmt::Debug for BlockSealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockSealer").finish_non_exhaustive()
+    }
+}
+
+impl BlockSealer {
+    /// Appends `raw` contents to `out` as a stored block: zstd-compressed when asked and when
+    /// that saves at least 12.5%, raw otherwise; then the trailer.
+    pub fn seal(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) {
+        let start = out.len();
+        if let Compression::Zstd(level) = compression
+            && raw.len() <= MAX_DECOMPRESSED_BLOCK
+            && self.compress(raw, level)
+        {
+            out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+            out.extend_from_slice(&self.scratch);
+            seal_block(out, start, BLOCK_TYPE_ZSTD);
+        } else {
+            out.extend_from_slice(raw);
+            seal_block(out, start, BLOCK_TYPE_RAW);
+        }
+    }
+
+    /// Compresses `raw` into `scratch`; true when the result is worth keeping.
+    fn compress(&mut self, raw: &[u8], level: i32) -> bool {
+        if self.compressor.as_ref().is_none_or(|(l, _)| *l != level) {
+            self.compressor = zstd::bulk::Compressor::new(level).ok().map(|c| (level, c));
+        }
+        let Some((_, c)) = self.compressor.as_mut() else {
+            return false;
+        };
+        // zstd writes a Vec from its start, so the length prefix is added by the caller.
+        self.scratch.clear();
+        self.scratch
+            .reserve(zstd::zstd_safe::compress_bound(raw.len()));
+        let budget = raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV;
+        c.compress_to_buffer(raw, &mut self.scratch)
+            .is_ok_and(|n| n + ZSTD_LEN_PREFIX <= budget)
+    }
+}
+
+/// Encodes `entries` (in any order) as one stored data block; with [`decode_block`] the
+/// inverse, used by tests and the fuzz target.
+///
+/// [`decode_block`]: super::decode_block
+pub fn encode_block(
+    entries: &[SstEntry],
+    restart_interval: usize,
+    compression: Compression,
+) -> Vec<u8> {
+    let mut builder = BlockBuilder::new(restart_interval);
+    for e in entries {
+        builder.add(&e.key, e.seq, e.kind, &e.value);
+    }
+    let mut out = Vec::new();
+    BlockSealer::default().seal(builder.finish(), compression, &mut out);
+    out
 }
 
 /// A decoded (checksum-verified, decompressed) data block ready for searching.

@@ -14,6 +14,7 @@ mod properties;
 mod reader;
 mod writer;
 
+pub use block::encode_block;
 pub use cache::BlockCache;
 pub use iter::SstIter;
 pub use properties::SstProperties;

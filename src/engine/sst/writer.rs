@@ -3,12 +3,11 @@
 use std::sync::Arc;
 
 use super::SstProperties;
-use super::block::BlockBuilder;
+use super::block::{BlockBuilder, BlockSealer};
 use super::bloom::{bloom_hash, build_bloom};
 use super::format::{
-    BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, BLOOM_KEY_SEED, BLOOM_PREFIX_SEED,
-    BlockHandle, COMPRESSION_MIN_SAVING_DIV, DEFAULT_PREFIX_BITS_PER_KEY, FOOTER_LEN, Footer,
-    MAX_DECOMPRESSED_BLOCK, ZSTD_LEN_PREFIX, put_varint, seal_block,
+    BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, BLOOM_KEY_SEED, BLOOM_PREFIX_SEED, BlockHandle,
+    DEFAULT_PREFIX_BITS_PER_KEY, FOOTER_LEN, Footer, put_varint, seal_block,
 };
 use crate::engine::{Compression, Error, PrefixExtractor, Result, Seq, ValueKind};
 
@@ -60,8 +59,7 @@ pub struct SstWriter {
     prefix_hashes: Vec<u64>,
     last_prefix: Option<Vec<u8>>,
     props: SstProperties,
-    compressor: Option<zstd::bulk::Compressor<'static>>,
-    compressed: Vec<u8>,
+    sealer: BlockSealer,
     /// The first misuse seen by `add`, reported by `finish`.
     error: Option<String>,
 }
@@ -118,8 +116,7 @@ impl SstWriter {
                 tombstones: 0,
                 raw_bytes: 0,
             },
-            compressor: None,
-            compressed: Vec::new(),
+            sealer: BlockSealer::default(),
             error: None,
         }
     }
@@ -185,36 +182,8 @@ impl SstWriter {
             return;
         }
         let start = self.out.len();
-        let raw = self.block.finish();
-        let mut stored_type = BLOCK_TYPE_RAW;
-        if let Compression::Zstd(level) = self.options.compression
-            && raw.len() <= MAX_DECOMPRESSED_BLOCK
-        {
-            if self.compressor.is_none() {
-                self.compressor = zstd::bulk::Compressor::new(level).ok();
-            }
-            if let Some(c) = self.compressor.as_mut() {
-                // zstd writes a Vec from its start, so the length prefix is added later.
-                self.compressed.clear();
-                self.compressed
-                    .reserve(zstd::zstd_safe::compress_bound(raw.len()));
-                let budget = raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV;
-                // A block compressed with zstd is kept only if it saves >= 12.5%.
-                if let Ok(n) = c.compress_to_buffer(raw, &mut self.compressed)
-                    && n + ZSTD_LEN_PREFIX <= budget
-                {
-                    stored_type = BLOCK_TYPE_ZSTD;
-                }
-            }
-        }
-        if stored_type == BLOCK_TYPE_ZSTD {
-            self.out
-                .extend_from_slice(&(raw.len() as u32).to_le_bytes());
-            self.out.extend_from_slice(&self.compressed);
-        } else {
-            self.out.extend_from_slice(raw);
-        }
-        seal_block(&mut self.out, start, stored_type);
+        self.sealer
+            .seal(self.block.finish(), self.options.compression, &mut self.out);
         self.block.reset();
         self.pending = Some(BlockHandle {
             offset: start as u64,
