@@ -41,21 +41,40 @@ pub fn check_storage(shared: &Arc<dyn Storage>) -> Result<CheckReport> {
     let mut used = sb.extents();
     used.extend(manifest.ssts().map(|sst| sst.extent));
     ExtentAllocator::rebuild(&used)?;
-    let mut report = CheckReport { generation: sb.generation, file_bytes, ..CheckReport::default() };
+    let mut report = CheckReport {
+        generation: sb.generation,
+        file_bytes,
+        ..CheckReport::default()
+    };
     let cache = Arc::new(BlockCache::new(CHECK_CACHE_BYTES));
     for (level, ssts) in manifest.levels.iter().enumerate() {
         for (index, meta) in ssts.iter().enumerate() {
-            let corrupt = |what: String| Error::Corruption { offset: meta.extent.offset, what };
+            let corrupt = |what: String| Error::Corruption {
+                offset: meta.extent.offset,
+                what,
+            };
             if meta.extent.offset.saturating_add(meta.len) > file_bytes {
-                return Err(corrupt(format!("SST {} runs past the end of the file", meta.id)));
+                return Err(corrupt(format!(
+                    "SST {} runs past the end of the file",
+                    meta.id
+                )));
             }
             if level > 0
                 && let Some(next) = ssts.get(index + 1)
                 && next.props.min_key <= meta.props.max_key
             {
-                return Err(corrupt(format!("SST {} overlaps SST {} in level {level}", meta.id, next.id)));
+                return Err(corrupt(format!(
+                    "SST {} overlaps SST {} in level {level}",
+                    meta.id, next.id
+                )));
             }
-            let reader = Arc::new(SstReader::open(Arc::clone(shared), meta.extent, meta.len, meta.id, Arc::clone(&cache))?);
+            let reader = Arc::new(SstReader::open(
+                Arc::clone(shared),
+                meta.extent,
+                meta.len,
+                meta.id,
+                Arc::clone(&cache),
+            )?);
             let mut previous: Option<(Vec<u8>, u64)> = None;
             let mut entries = 0u64;
             for entry in reader.iter(&[]) {
@@ -63,16 +82,25 @@ pub fn check_storage(shared: &Arc<dyn Storage>) -> Result<CheckReport> {
                 if let Some((key, seq)) = &previous
                     && (entry.key < *key || (entry.key == *key && entry.seq >= *seq))
                 {
-                    return Err(corrupt(format!("SST {} entries out of order at entry {entries}", meta.id)));
+                    return Err(corrupt(format!(
+                        "SST {} entries out of order at entry {entries}",
+                        meta.id
+                    )));
                 }
                 if entry.key < meta.props.min_key || entry.key > meta.props.max_key {
-                    return Err(corrupt(format!("SST {} entry {entries} outside its key range", meta.id)));
+                    return Err(corrupt(format!(
+                        "SST {} entry {entries} outside its key range",
+                        meta.id
+                    )));
                 }
                 previous = Some((entry.key, entry.seq));
                 entries += 1;
             }
             if entries != meta.props.entries {
-                return Err(corrupt(format!("SST {} holds {entries} entries, manifest says {}", meta.id, meta.props.entries)));
+                return Err(corrupt(format!(
+                    "SST {} holds {entries} entries, manifest says {}",
+                    meta.id, meta.props.entries
+                )));
             }
             report.ssts += 1;
             report.entries += entries;

@@ -22,11 +22,18 @@ pub fn write_checkpoint(inner: &Inner, snapshot: &Snapshot, target: &dyn Storage
     let mut write_sst = |writer: SstWriter, manifest: &mut Manifest| -> Result<()> {
         if let Some((image, props)) = writer.finish()? {
             let extent = alloc.allocate(image.len() as u64);
-            target.write_all_at(&image, extent.offset).map_err(io("write checkpoint SST"))?;
+            target
+                .write_all_at(&image, extent.offset)
+                .map_err(io("write checkpoint SST"))?;
             let id = manifest.next_sst_id;
             manifest.next_sst_id += 1;
             if let Some(ssts) = manifest.levels.get_mut(level) {
-                ssts.push(SstMeta { id, extent, len: image.len() as u64, props });
+                ssts.push(SstMeta {
+                    id,
+                    extent,
+                    len: image.len() as u64,
+                    props,
+                });
             }
         }
         Ok(())
@@ -36,22 +43,33 @@ pub fn write_checkpoint(inner: &Inner, snapshot: &Snapshot, target: &dyn Storage
         let (key, value) = entry?;
         writer.add(&key, snapshot.seq(), ValueKind::Put, &value);
         if writer.estimated_len() >= inner.options.sst_target_bytes {
-            write_sst(std::mem::replace(&mut writer, SstWriter::new(inner.sst_options(level))), &mut manifest)?;
+            write_sst(
+                std::mem::replace(&mut writer, SstWriter::new(inner.sst_options(level))),
+                &mut manifest,
+            )?;
         }
     }
     write_sst(writer, &mut manifest)?;
     let image = manifest.encode();
     let extent = alloc.allocate(image.len() as u64);
-    target.write_all_at(&image, extent.offset).map_err(io("write checkpoint manifest"))?;
+    target
+        .write_all_at(&image, extent.offset)
+        .map_err(io("write checkpoint manifest"))?;
     target.sync_data().map_err(io("sync checkpoint"))?;
     let sb = Superblock {
         generation: 1,
-        manifest: Some(ExtentRef { extent, len: image.len() as u64, crc: crc32fast::hash(&image) }),
+        manifest: Some(ExtentRef {
+            extent,
+            len: image.len() as u64,
+            crc: crc32fast::hash(&image),
+        }),
         wal_segments: Vec::new(),
         flushed_seq: snapshot.seq(),
         next_segment_id: 1,
     };
     write_superblock(target, &sb)?;
-    target.sync_data().map_err(io("sync checkpoint superblock"))?;
+    target
+        .sync_data()
+        .map_err(io("sync checkpoint superblock"))?;
     Ok(())
 }

@@ -49,7 +49,10 @@ pub struct WriterState {
 impl WriterState {
     /// State before the first segment exists.
     pub fn new() -> Self {
-        Self { wal: None, next_segment_len: WAL_SEGMENT_MIN_BYTES }
+        Self {
+            wal: None,
+            next_segment_len: WAL_SEGMENT_MIN_BYTES,
+        }
     }
 }
 
@@ -70,7 +73,9 @@ impl Inner {
         self.slow_down();
         let mut payload = Vec::with_capacity(batch.size());
         batch.encode(&mut payload);
-        self.counters.user_bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
+        self.counters
+            .user_bytes
+            .fetch_add(payload.len() as u64, Ordering::Relaxed);
         let pending = Arc::new(Pending {
             payload,
             ops: batch.len() as u64,
@@ -97,7 +102,9 @@ impl Inner {
                 Err(err) => {
                     let cause = self.poisoned(err).to_string();
                     for member in &group {
-                        *member.result.lock() = Some(Err(Error::Poisoned { cause: cause.clone() }));
+                        *member.result.lock() = Some(Err(Error::Poisoned {
+                            cause: cause.clone(),
+                        }));
                     }
                 }
             }
@@ -112,9 +119,12 @@ impl Inner {
             let l0 = self.view.read().version.levels.first().map_or(0, Vec::len);
             let frozen = self.frozen.lock().len();
             if frozen < FROZEN_LIMIT {
-                let excess = l0.saturating_sub(2 * trigger) + frozen.saturating_sub(FROZEN_SLOWDOWN);
+                let excess =
+                    l0.saturating_sub(2 * trigger) + frozen.saturating_sub(FROZEN_SLOWDOWN);
                 if excess > 0 {
-                    std::thread::sleep(SLOWDOWN_STEP * u32::try_from(excess).unwrap_or(u32::MAX).min(50));
+                    std::thread::sleep(
+                        SLOWDOWN_STEP * u32::try_from(excess).unwrap_or(u32::MAX).min(50),
+                    );
                 }
                 return;
             }
@@ -130,7 +140,9 @@ impl Inner {
         let mut bytes = 0;
         let mut count = 0;
         for member in queue.iter() {
-            if count > 0 && (count >= MAX_GROUP_BATCHES || bytes + member.payload.len() > MAX_GROUP_BYTES) {
+            if count > 0
+                && (count >= MAX_GROUP_BATCHES || bytes + member.payload.len() > MAX_GROUP_BYTES)
+            {
                 break;
             }
             bytes += member.payload.len();
@@ -149,7 +161,14 @@ impl Inner {
             let mut out = Vec::new();
             let mut seq = first_seq;
             for member in group {
-                encode_record(segment_id, &WalRecord { seq, payload: &member.payload }, &mut out);
+                encode_record(
+                    segment_id,
+                    &WalRecord {
+                        seq,
+                        payload: &member.payload,
+                    },
+                    &mut out,
+                );
                 seq += member.ops;
             }
             out
@@ -191,7 +210,9 @@ impl Inner {
         let wal = writer.wal.as_mut().ok_or(Error::ReadOnly)?;
         let fitted = wal.append(&*self.storage, image)?;
         if fitted {
-            self.counters.file_bytes.fetch_add(image.len() as u64, Ordering::Relaxed);
+            self.counters
+                .file_bytes
+                .fetch_add(image.len() as u64, Ordering::Relaxed);
         }
         Ok(fitted)
     }
@@ -203,23 +224,34 @@ impl Inner {
         let extent = self.allocate(len);
         self.zero_stale(extent)?;
         let mut meta = self.meta.lock();
-        let segment = WalSegmentRef { extent, id: meta.sb.next_segment_id };
+        let segment = WalSegmentRef {
+            extent,
+            id: meta.sb.next_segment_id,
+        };
         meta.sb.next_segment_id += 1;
         meta.sb.wal_segments.push(segment);
         self.commit_superblock(&mut meta)?;
         writer.wal = Some(WalWriter::new(segment, 0));
-        writer.next_segment_len = extent.len.saturating_mul(2).min(self.options.wal_segment_max_bytes.max(WAL_SEGMENT_MIN_BYTES));
+        writer.next_segment_len = extent.len.saturating_mul(2).min(
+            self.options
+                .wal_segment_max_bytes
+                .max(WAL_SEGMENT_MIN_BYTES),
+        );
         Ok(())
     }
 
     /// Zeroes the part of a reused extent that lies inside the file, so stale bytes of an
     /// earlier SST or segment never look like a torn record in the middle of the log.
     fn zero_stale(&self, extent: Extent) -> Result<()> {
-        let file_len = self.storage.len().map_err(super::inner::io("read file length"))?;
+        let file_len = self
+            .storage
+            .len()
+            .map_err(super::inner::io("read file length"))?;
         let stale = file_len.min(extent.end()).saturating_sub(extent.offset);
         if stale > 0 {
             let zeros = vec![0u8; usize::try_from(stale).unwrap_or(usize::MAX)];
-            self.write_at(&zeros, extent.offset, "zero WAL segment").map_err(|err| self.poisoned(err))?;
+            self.write_at(&zeros, extent.offset, "zero WAL segment")
+                .map_err(|err| self.poisoned(err))?;
         }
         Ok(())
     }
@@ -234,10 +266,17 @@ impl Inner {
             let old = Arc::clone(&view.mem);
             let mut imms = vec![Arc::clone(&old)];
             imms.extend(view.imms.iter().cloned());
-            *view = Arc::new(ReadView { mem: Arc::new(Memtable::new()), imms, version: Arc::clone(&view.version) });
+            *view = Arc::new(ReadView {
+                mem: Arc::new(Memtable::new()),
+                imms,
+                version: Arc::clone(&view.version),
+            });
             old
         };
-        self.frozen.lock().push(Frozen { mem: old, first_live_segment });
+        self.frozen.lock().push(Frozen {
+            mem: old,
+            first_live_segment,
+        });
         self.signal_work();
         Ok(())
     }

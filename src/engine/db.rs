@@ -45,8 +45,14 @@ impl Engine {
     /// Opens the database held by `storage` for writing (e.g. a `FaultyStorage` in tests).
     pub fn open_with_storage(storage: Arc<dyn Storage>, options: Options) -> Result<Self> {
         let inner = Arc::new(super::recovery::open(storage, options, false)?);
-        let background = inner.options.background_compaction.then(|| spawn_background(Arc::clone(&inner)));
-        Ok(Self { inner, background: Mutex::new(background) })
+        let background = inner
+            .options
+            .background_compaction
+            .then(|| spawn_background(Arc::clone(&inner)));
+        Ok(Self {
+            inner,
+            background: Mutex::new(background),
+        })
     }
 
     /// Opens an existing database file read-only (shared lock); the WAL is replayed in memory.
@@ -58,7 +64,10 @@ impl Engine {
     /// Opens the database held by `storage` read-only.
     pub fn open_read_only_with_storage(storage: Arc<dyn Storage>) -> Result<Self> {
         let inner = Arc::new(super::recovery::open(storage, Options::default(), true)?);
-        Ok(Self { inner, background: Mutex::new(None) })
+        Ok(Self {
+            inner,
+            background: Mutex::new(None),
+        })
     }
 
     /// Applies `batch` atomically; returns the sequence number of its last operation once

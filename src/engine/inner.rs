@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::commit::{Pending, WriterState};
-use super::file::{Extent, ExtentAllocator, ExtentRef, Storage, Superblock, write_superblock};
+use super::file::{
+    Extent, ExtentAllocator, ExtentRef, Storage, Superblock, WalSegmentRef, write_superblock,
+};
 use super::memtable::Memtable;
 use super::sst::BlockCache;
 use super::version::{Graveyard, ReadView, SstHandle, Version};
@@ -132,7 +134,9 @@ impl Inner {
     /// Writes `bytes` at `offset`, counting them for write amplification.
     pub fn write_at(&self, bytes: &[u8], offset: u64, op: &'static str) -> Result<()> {
         self.storage.write_all_at(bytes, offset).map_err(io(op))?;
-        self.counters.file_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.counters
+            .file_bytes
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -162,15 +166,23 @@ impl Inner {
     /// poisons the engine: the durable state is then unknown.
     pub fn commit_superblock(&self, meta: &mut MetaState) -> Result<()> {
         meta.sb.generation += 1;
-        let result = write_superblock(&*self.storage, &meta.sb).and_then(|()| self.sync("sync superblock"));
-        self.counters.file_bytes.fetch_add(super::file::PAGE_SIZE, Ordering::Relaxed);
+        let result =
+            write_superblock(&*self.storage, &meta.sb).and_then(|()| self.sync("sync superblock"));
+        self.counters
+            .file_bytes
+            .fetch_add(super::file::PAGE_SIZE, Ordering::Relaxed);
         result.map_err(|err| self.poisoned(err))
     }
 
     /// Makes `version` durable (SST images already written; manifest, sync, superblock, sync),
     /// then publishes it: `flushed` leaves the read view and its WAL segments are dropped,
     /// `obsolete` SSTs are released once no reader holds them, and free tail space is truncated.
-    pub fn install(&self, mut version: Version, obsolete: Vec<Arc<SstHandle>>, flushed: Option<&Frozen>) -> Result<()> {
+    pub fn install(
+        &self,
+        mut version: Version,
+        obsolete: Vec<Arc<SstHandle>>,
+        flushed: Option<&Frozen>,
+    ) -> Result<()> {
         prune_range_tombstones(&mut version);
         let mut meta = self.meta.lock();
         let image = version.manifest(meta.next_sst_id).encode();
@@ -182,12 +194,18 @@ impl Inner {
             return Err(self.poisoned(err));
         }
         let mut released: Vec<Extent> = meta.sb.manifest.iter().map(|m| m.extent).collect();
-        meta.sb.manifest =
-            Some(ExtentRef { extent, len: image.len() as u64, crc: crc32fast::hash(&image) });
+        meta.sb.manifest = Some(ExtentRef {
+            extent,
+            len: image.len() as u64,
+            crc: crc32fast::hash(&image),
+        });
         if let Some(frozen) = flushed {
             meta.sb.flushed_seq = meta.sb.flushed_seq.max(frozen.mem.max_seq());
-            let (keep, drop): (Vec<_>, Vec<_>) =
-                meta.sb.wal_segments.iter().partition(|s| s.id >= frozen.first_live_segment);
+            let (keep, drop): (Vec<WalSegmentRef>, Vec<WalSegmentRef>) = meta
+                .sb
+                .wal_segments
+                .iter()
+                .partition(|s| s.id >= frozen.first_live_segment);
             released.extend(drop.iter().map(|s| s.extent));
             meta.sb.wal_segments = keep;
         }
@@ -200,11 +218,17 @@ impl Inner {
                 .filter(|mem| flushed.is_none_or(|f| !Arc::ptr_eq(mem, &f.mem)))
                 .cloned()
                 .collect();
-            *view = Arc::new(ReadView { mem: Arc::clone(&view.mem), imms, version: Arc::new(version) });
+            *view = Arc::new(ReadView {
+                mem: Arc::clone(&view.mem),
+                imms,
+                version: Arc::new(version),
+            });
         }
         drop(meta);
         if let Some(frozen) = flushed {
-            self.frozen.lock().retain(|f| !Arc::ptr_eq(&f.mem, &frozen.mem));
+            self.frozen
+                .lock()
+                .retain(|f| !Arc::ptr_eq(&f.mem, &frozen.mem));
         }
         for sst in &obsolete {
             sst.mark_obsolete();
@@ -223,7 +247,9 @@ impl Inner {
         let end = alloc.end();
         let len = self.storage.len().map_err(io("read file length"))?;
         if len > end {
-            self.storage.set_len(end).map_err(|e| self.poisoned(io("truncate free tail")(e)))?;
+            self.storage
+                .set_len(end)
+                .map_err(|e| self.poisoned(io("truncate free tail")(e)))?;
         }
         Ok(())
     }
@@ -242,7 +268,8 @@ fn prune_range_tombstones(version: &mut Version) {
     let levels = &version.levels;
     version.range_tombstones.retain(|t| {
         levels.iter().flatten().any(|sst| {
-            sst.meta.props.min_seq < t.seq && t.overlaps(&sst.meta.props.min_key, &sst.meta.props.max_key)
+            sst.meta.props.min_seq < t.seq
+                && t.overlaps(&sst.meta.props.min_key, &sst.meta.props.max_key)
         })
     });
 }

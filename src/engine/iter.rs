@@ -177,10 +177,10 @@ impl RangeIter {
             .chain(&view.imms)
             .map(|mem| Source::mem(Arc::clone(mem), start))
             .collect();
-        let ssts: Vec<Arc<SstHandle>> = if start < end {
-            view.version.ssts_in_range(start, end)
-        } else {
+        let ssts: Vec<Arc<SstHandle>> = if empty {
             Vec::new()
+        } else {
+            view.version.ssts_in_range(start, end)
         };
         sources.extend(ssts.iter().map(|sst| Source::Sst(sst.reader.iter(start))));
         let tombstones = view.range_tombstones(start, bound, read_seq);

@@ -24,11 +24,11 @@ mod version;
 pub mod wal;
 
 pub use batch::{BatchDecodeError, BatchOp, WriteBatch};
+pub use check::CheckReport;
 pub use db::Engine;
 pub use error::{Error, Result};
 pub use iter::RangeIter;
 pub use options::{Compression, Durability, Options, PrefixExtractor};
 pub use snapshot::Snapshot;
-pub use check::CheckReport;
 pub use stats::{LevelStats, Stats};
 pub use types::{RangeTombstone, Seq, ValueKind};

@@ -22,17 +22,31 @@ use super::{Error, Options, Result, Seq};
 
 /// Reads and verifies the manifest the superblock points at (empty when it points nowhere).
 pub fn load_manifest(storage: &dyn Storage, sb: &Superblock) -> Result<Manifest> {
-    let Some(pointer) = sb.manifest else { return Ok(Manifest::default()) };
-    let corrupt = |what: String| Error::Corruption { offset: pointer.extent.offset, what };
+    let Some(pointer) = sb.manifest else {
+        return Ok(Manifest::default());
+    };
+    let corrupt = |what: String| Error::Corruption {
+        offset: pointer.extent.offset,
+        what,
+    };
     if pointer.len > pointer.extent.len {
-        return Err(corrupt(format!("manifest length {} exceeds its extent of {}", pointer.len, pointer.extent.len)));
+        return Err(corrupt(format!(
+            "manifest length {} exceeds its extent of {}",
+            pointer.len, pointer.extent.len
+        )));
     }
     let file_len = storage.len().map_err(io("read file length"))?;
     if pointer.extent.offset.saturating_add(pointer.len) > file_len {
-        return Err(corrupt(format!("manifest of {} bytes runs past the end of the file ({file_len})", pointer.len)));
+        return Err(corrupt(format!(
+            "manifest of {} bytes runs past the end of the file ({file_len})",
+            pointer.len
+        )));
     }
-    let mut bytes = vec![0u8; usize::try_from(pointer.len).map_err(|_| corrupt("manifest too large".into()))?];
-    storage.read_exact_at(&mut bytes, pointer.extent.offset).map_err(io("read manifest"))?;
+    let mut bytes =
+        vec![0u8; usize::try_from(pointer.len).map_err(|_| corrupt("manifest too large".into()))?];
+    storage
+        .read_exact_at(&mut bytes, pointer.extent.offset)
+        .map_err(io("read manifest"))?;
     let crc = crc32fast::hash(&bytes);
     if crc != pointer.crc {
         return Err(corrupt(format!(
@@ -42,7 +56,10 @@ pub fn load_manifest(storage: &dyn Storage, sb: &Superblock) -> Result<Manifest>
     }
     let manifest = decode_manifest(&bytes, pointer.extent.offset)?;
     if manifest.levels.len() != NUM_LEVELS {
-        return Err(corrupt(format!("manifest has {} levels", manifest.levels.len())));
+        return Err(corrupt(format!(
+            "manifest has {} levels",
+            manifest.levels.len()
+        )));
     }
     Ok(manifest)
 }
@@ -54,11 +71,24 @@ fn open_version(
     cache: &Arc<BlockCache>,
     graveyard: &Arc<Graveyard>,
 ) -> Result<Version> {
-    let mut version = Version { range_tombstones: manifest.range_tombstones.clone(), ..Version::default() };
+    let mut version = Version {
+        range_tombstones: manifest.range_tombstones.clone(),
+        ..Version::default()
+    };
     for (level, metas) in version.levels.iter_mut().zip(&manifest.levels) {
         for meta in metas {
-            let reader = SstReader::open(Arc::clone(storage), meta.extent, meta.len, meta.id, Arc::clone(cache))?;
-            level.push(Arc::new(SstHandle::new(meta.clone(), reader, Arc::clone(graveyard))));
+            let reader = SstReader::open(
+                Arc::clone(storage),
+                meta.extent,
+                meta.len,
+                meta.id,
+                Arc::clone(cache),
+            )?;
+            level.push(Arc::new(SstHandle::new(
+                meta.clone(),
+                reader,
+                Arc::clone(graveyard),
+            )));
         }
     }
     Ok(version)
@@ -69,10 +99,19 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
     let (sb, fresh) = match read_superblock(&*storage)? {
         Some(sb) => (sb, false),
         None if read_only => {
-            return Err(Error::NotADatabase { path: storage.path().to_path_buf(), what: "the file is empty".into() });
+            return Err(Error::NotADatabase {
+                path: storage.path().to_path_buf(),
+                what: "the file is empty".into(),
+            });
         }
         None => (
-            Superblock { generation: 0, manifest: None, wal_segments: Vec::new(), flushed_seq: 0, next_segment_id: 1 },
+            Superblock {
+                generation: 0,
+                manifest: None,
+                wal_segments: Vec::new(),
+                flushed_seq: 0,
+                next_segment_id: 1,
+            },
             true,
         ),
     };
@@ -102,13 +141,19 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         Ok(())
     })?;
 
-    let next_sst_id = manifest.next_sst_id.max(manifest.ssts().map(|sst| sst.id + 1).max().unwrap_or(1));
+    let next_sst_id = manifest
+        .next_sst_id
+        .max(manifest.ssts().map(|sst| sst.id + 1).max().unwrap_or(1));
     let inner = Inner {
         storage,
         options,
         read_only,
         cache,
-        view: RwLock::new(Arc::new(ReadView { mem, imms: Vec::new(), version: Arc::new(version) })),
+        view: RwLock::new(Arc::new(ReadView {
+            mem,
+            imms: Vec::new(),
+            version: Arc::new(version),
+        })),
         last_seq: AtomicU64::new(last_seq),
         queue: Mutex::new(Vec::new()),
         writer: Mutex::new(WriterState::new()),

@@ -49,7 +49,12 @@ impl Snapshot {
 
     /// Iterates live keys in `range` in ascending order as of the snapshot.
     pub fn range(&self, range: Range<&[u8]>) -> RangeIter {
-        RangeIter::new(Arc::clone(&self.view), range.start, Some(range.end), self.seq)
+        RangeIter::new(
+            Arc::clone(&self.view),
+            range.start,
+            Some(range.end),
+            self.seq,
+        )
     }
 
     /// Iterates every live key as of the snapshot.

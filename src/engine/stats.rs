@@ -47,11 +47,20 @@ impl Stats {
             .version
             .levels
             .iter()
-            .map(|ssts| LevelStats { files: ssts.len(), bytes: ssts.iter().map(|sst| sst.meta.len).sum() })
+            .map(|ssts| LevelStats {
+                files: ssts.len(),
+                bytes: ssts.iter().map(|sst| sst.meta.len).sum(),
+            })
             .collect();
-        let memtable_bytes: u64 =
-            std::iter::once(&view.mem).chain(&view.imms).map(|mem| mem.approximate_bytes() as u64).sum();
-        let sst_raw: u64 = view.version.ssts().map(|sst| sst.meta.props.raw_bytes).sum();
+        let memtable_bytes: u64 = std::iter::once(&view.mem)
+            .chain(&view.imms)
+            .map(|mem| mem.approximate_bytes() as u64)
+            .sum();
+        let sst_raw: u64 = view
+            .version
+            .ssts()
+            .map(|sst| sst.meta.props.raw_bytes)
+            .sum();
         let live_bytes = sst_raw + memtable_bytes;
         let file_bytes = inner.storage.len().map_err(io("read file length"))?;
         let user = inner.counters.user_bytes.load(Ordering::Relaxed);

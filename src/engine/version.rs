@@ -127,11 +127,11 @@ impl Version {
         Ok(None)
     }
 
-    /// SSTs that may hold keys in `[start, end)`, in newest-first order.
-    pub fn ssts_in_range(&self, start: &[u8], end: &[u8]) -> Vec<Arc<SstHandle>> {
+    /// SSTs that may hold keys in `[start, end)` (`None`: unbounded), in newest-first order.
+    pub fn ssts_in_range(&self, start: &[u8], end: Option<&[u8]>) -> Vec<Arc<SstHandle>> {
         self.ssts()
             .filter(|sst| {
-                sst.meta.props.min_key.as_slice() < end
+                end.is_none_or(|end| sst.meta.props.min_key.as_slice() < end)
                     && start <= sst.meta.props.max_key.as_slice()
             })
             .cloned()

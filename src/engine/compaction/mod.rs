@@ -56,7 +56,9 @@ impl Inner {
     /// Writes every frozen memtable to an L0 SST, oldest first. Caller holds `maintenance`.
     pub fn flush_frozen(&self) -> Result<()> {
         loop {
-            let Some(frozen) = self.frozen.lock().first().cloned() else { return Ok(()) };
+            let Some(frozen) = self.frozen.lock().first().cloned() else {
+                return Ok(());
+            };
             let mut last: Option<Vec<u8>> = None;
             let entries = frozen.mem.entries().filter(|entry| {
                 // Snapshots pin the memtable itself, so only the newest version needs to move on.
@@ -64,25 +66,39 @@ impl Inner {
                 last = Some(entry.key.clone());
                 !shadowed
             });
-            let rules = DropRules { tombstones: false, split: false };
+            let rules = DropRules {
+                tombstones: false,
+                split: false,
+            };
             let outputs = self.write_ssts(entries.map(Ok), 0, rules, &[])?;
             let mut version = Version::clone(&self.view().version);
-            for sst in outputs {
-                version.levels.first_mut().map(|l0| l0.insert(0, sst));
+            if let Some(l0) = version.levels.first_mut() {
+                for sst in outputs {
+                    l0.insert(0, sst);
+                }
             }
-            version.range_tombstones.extend(frozen.mem.range_tombstones());
+            version
+                .range_tombstones
+                .extend(frozen.mem.range_tombstones());
             self.install(version, Vec::new(), Some(&frozen))?;
         }
     }
 
     /// Runs one compaction job and commits its result.
     pub fn run_compaction(&self, job: &CompactionJob) -> Result<()> {
-        let current = self.view().version;
-        let sources = job.inputs.iter().map(|sst| Source::Sst(sst.reader.iter(&[]))).collect();
+        let current = Arc::clone(&self.view().version);
+        let sources = job
+            .inputs
+            .iter()
+            .map(|sst| Source::Sst(sst.reader.iter(&[])))
+            .collect();
         let outputs = self.write_ssts(
             MergeIter::new(sources),
             job.output_level,
-            DropRules { tombstones: job.drop_tombstones, split: true },
+            DropRules {
+                tombstones: job.drop_tombstones,
+                split: true,
+            },
             &current.range_tombstones,
         )?;
         let mut version = Version::clone(&current);
@@ -114,7 +130,9 @@ impl Inner {
                 continue;
             }
             last = Some(entry.key.clone());
-            if range_tombstones.iter().any(|t| t.contains(&entry.key) && entry.seq < t.seq)
+            if range_tombstones
+                .iter()
+                .any(|t| t.contains(&entry.key) && entry.seq < t.seq)
                 || (rules.tombstones && entry.kind == ValueKind::Delete)
             {
                 continue;
@@ -134,7 +152,11 @@ impl Inner {
         SstOptions {
             block_bytes: self.options.block_bytes,
             restart_interval: self.options.restart_interval,
-            compression: if level == 0 { self.options.l0_compression } else { self.options.compression },
+            compression: if level == 0 {
+                self.options.l0_compression
+            } else {
+                self.options.compression
+            },
             bloom_bits_per_key: self.options.bloom_bits_per_key,
             prefix_extractor: self.options.prefix_extractor.clone(),
         }
@@ -142,28 +164,50 @@ impl Inner {
 
     /// Writes the finished SST into a fresh extent (not yet synced) and opens it.
     fn finish_sst(&self, writer: SstWriter) -> Result<Option<Arc<SstHandle>>> {
-        let Some((image, props)) = writer.finish()? else { return Ok(None) };
+        let Some((image, props)) = writer.finish()? else {
+            return Ok(None);
+        };
         let extent = self.allocate(image.len() as u64);
-        self.write_at(&image, extent.offset, "write SST").map_err(|err| self.poisoned(err))?;
+        self.write_at(&image, extent.offset, "write SST")
+            .map_err(|err| self.poisoned(err))?;
         let id = {
             let mut meta = self.meta.lock();
             meta.next_sst_id += 1;
             meta.next_sst_id - 1
         };
         let len = image.len() as u64;
-        let reader = SstReader::open(Arc::clone(&self.storage), extent, len, id, Arc::clone(&self.cache))?;
-        let meta = SstMeta { id, extent, len, props };
-        Ok(Some(Arc::new(SstHandle::new(meta, reader, Arc::clone(&self.graveyard)))))
+        let reader = SstReader::open(
+            Arc::clone(&self.storage),
+            extent,
+            len,
+            id,
+            Arc::clone(&self.cache),
+        )?;
+        let meta = SstMeta {
+            id,
+            extent,
+            len,
+            props,
+        };
+        Ok(Some(Arc::new(SstHandle::new(
+            meta,
+            reader,
+            Arc::clone(&self.graveyard),
+        ))))
     }
 
     /// Compacts everything into the last level, then moves SSTs out of the file's tail so the
     /// file can shrink. Caller holds `maintenance`.
     pub fn compact_all(&self) -> Result<()> {
         self.flush_locked(false)?;
-        let version = self.view().version;
+        let version = Arc::clone(&self.view().version);
         let inputs: Vec<Arc<SstHandle>> = version.ssts().cloned().collect();
         if !inputs.is_empty() {
-            let job = CompactionJob { inputs, output_level: NUM_LEVELS - 1, drop_tombstones: true };
+            let job = CompactionJob {
+                inputs,
+                output_level: NUM_LEVELS - 1,
+                drop_tombstones: true,
+            };
             self.run_compaction(&job)?;
         }
         // Drop the WAL segment allocated before the compaction (likely mid-file), then move
@@ -175,7 +219,7 @@ impl Inner {
     /// Copies SSTs that sit above a free hole big enough for them into that hole (first fit),
     /// so the free space ends up at the tail and is truncated away.
     fn relocate_tail(&self) -> Result<()> {
-        let current = self.view().version;
+        let current = Arc::clone(&self.view().version);
         let mut by_offset: Vec<Arc<SstHandle>> = current.ssts().cloned().collect();
         by_offset.sort_by_key(|sst| std::cmp::Reverse(sst.meta.extent.offset));
         let mut moved = Vec::new();
@@ -190,9 +234,19 @@ impl Inner {
             self.storage
                 .read_exact_at(&mut image, sst.meta.extent.offset)
                 .map_err(super::inner::io("read SST for relocation"))?;
-            self.write_at(&image, target.offset, "write relocated SST").map_err(|err| self.poisoned(err))?;
-            let reader = SstReader::open(Arc::clone(&self.storage), target, sst.meta.len, sst.meta.id, Arc::clone(&self.cache))?;
-            let meta = SstMeta { extent: target, ..sst.meta.clone() };
+            self.write_at(&image, target.offset, "write relocated SST")
+                .map_err(|err| self.poisoned(err))?;
+            let reader = SstReader::open(
+                Arc::clone(&self.storage),
+                target,
+                sst.meta.len,
+                sst.meta.id,
+                Arc::clone(&self.cache),
+            )?;
+            let meta = SstMeta {
+                extent: target,
+                ..sst.meta.clone()
+            };
             let handle = Arc::new(SstHandle::new(meta, reader, Arc::clone(&self.graveyard)));
             for level in &mut version.levels {
                 for slot in level.iter_mut().filter(|slot| Arc::ptr_eq(slot, &sst)) {

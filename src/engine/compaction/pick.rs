@@ -21,7 +21,9 @@ pub struct CompactionJob {
 #[must_use]
 pub fn level_target(options: &Options, level: usize) -> u64 {
     let exponent = u32::try_from(level.saturating_sub(1)).unwrap_or(u32::MAX);
-    options.l1_target_bytes.saturating_mul(options.level_size_ratio.max(2).saturating_pow(exponent))
+    options
+        .l1_target_bytes
+        .saturating_mul(options.level_size_ratio.max(2).saturating_pow(exponent))
 }
 
 /// The most urgent compaction, if any level is over its budget: L0 by SST count, deeper
@@ -34,7 +36,11 @@ pub fn pick(version: &Version, options: &Options) -> Option<CompactionJob> {
     }
     for level in 1..NUM_LEVELS - 1 {
         if version.level_bytes(level) > level_target(options, level) {
-            let oldest = version.levels.get(level)?.iter().min_by_key(|sst| sst.meta.props.min_seq)?;
+            let oldest = version
+                .levels
+                .get(level)?
+                .iter()
+                .min_by_key(|sst| sst.meta.props.min_seq)?;
             return Some(job(version, vec![Arc::clone(oldest)], level + 1));
         }
     }
@@ -43,8 +49,16 @@ pub fn pick(version: &Version, options: &Options) -> Option<CompactionJob> {
 
 /// A job merging `upper` with every SST of `output_level` its key range overlaps.
 fn job(version: &Version, mut inputs: Vec<Arc<SstHandle>>, output_level: usize) -> CompactionJob {
-    let min = inputs.iter().map(|sst| sst.meta.props.min_key.clone()).min().unwrap_or_default();
-    let max = inputs.iter().map(|sst| sst.meta.props.max_key.clone()).max().unwrap_or_default();
+    let min = inputs
+        .iter()
+        .map(|sst| sst.meta.props.min_key.clone())
+        .min()
+        .unwrap_or_default();
+    let max = inputs
+        .iter()
+        .map(|sst| sst.meta.props.max_key.clone())
+        .max()
+        .unwrap_or_default();
     if let Some(level) = version.levels.get(output_level) {
         inputs.extend(level.iter().filter(|sst| sst.overlaps(&min, &max)).cloned());
     }
@@ -54,5 +68,9 @@ fn job(version: &Version, mut inputs: Vec<Arc<SstHandle>>, output_level: usize) 
         .skip(output_level + 1)
         .flatten()
         .any(|sst| sst.overlaps(&min, &max));
-    CompactionJob { inputs, output_level, drop_tombstones: !deeper_overlap }
+    CompactionJob {
+        inputs,
+        output_level,
+        drop_tombstones: !deeper_overlap,
+    }
 }

@@ -170,8 +170,8 @@ impl<'a> Reader<'a> {
         let raw_bytes = self.u64("sst raw_bytes")?;
         let min_key = self.key("sst min_key")?;
         let max_key = self.key("sst max_key")?;
-        let valid = extent.offset % PAGE_SIZE == 0
-            && extent.len % PAGE_SIZE == 0
+        let valid = extent.offset.is_multiple_of(PAGE_SIZE)
+            && extent.len.is_multiple_of(PAGE_SIZE)
             && extent.offset >= 2 * PAGE_SIZE
             && len > 0
             && len <= extent.len

@@ -50,8 +50,7 @@ impl Memtable {
 
     /// Applies the operations of one batch, operation `i` taking sequence number `first_seq + i`.
     pub fn apply(&self, first_seq: Seq, ops: &[BatchOp<'_>]) {
-        let mut seq = first_seq;
-        for op in ops {
+        for (seq, op) in (first_seq..).zip(ops) {
             match *op {
                 BatchOp::Put { key, value } => self.insert(key, seq, ValueKind::Put, value),
                 BatchOp::Delete { key } => self.insert(key, seq, ValueKind::Delete, &[]),
@@ -68,7 +67,6 @@ impl Memtable {
                 }
             }
             self.max_seq.fetch_max(seq, Ordering::Relaxed);
-            seq += 1;
         }
     }
 
