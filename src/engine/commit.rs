@@ -188,6 +188,9 @@ impl Inner {
         }
         if group.iter().any(|member| member.sync) {
             self.sync("sync WAL")?;
+            if let Some(wal) = writer.wal.as_mut() {
+                wal.mark_synced();
+            }
         }
         let mem = Arc::clone(&self.view.read().mem);
         let mut seq = first_seq;
@@ -220,7 +223,13 @@ impl Inner {
     /// Starts a new WAL segment of at least `min_len` bytes and makes a superblock listing it
     /// durable before anything is appended to it.
     pub fn rotate(&self, writer: &mut WriterState, min_len: u64) -> Result<()> {
-        let len = writer.next_segment_len.max(min_len.saturating_mul(2));
+        // Replay requires every segment but the last to end with a seal.
+        if let Some(wal) = writer.wal.as_mut() {
+            wal.seal(&*self.storage).map_err(|err| self.poisoned(err))?;
+        }
+        let len = writer
+            .next_segment_len
+            .max(WalWriter::segment_len_for(min_len));
         let extent = self.allocate(len);
         self.zero_stale(extent)?;
         let mut meta = self.meta.lock();

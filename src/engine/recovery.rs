@@ -17,7 +17,7 @@ use super::manifest::{Manifest, decode_manifest};
 use super::memtable::Memtable;
 use super::sst::{BlockCache, SstReader};
 use super::version::{Graveyard, ReadView, SstHandle, Version};
-use super::wal::replay;
+use super::wal::{WalWriter, replay};
 use super::{Error, Options, Result, Seq};
 
 /// Reads and verifies the manifest the superblock points at (empty when it points nowhere).
@@ -129,7 +129,7 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         .map(|sst| sst.props.max_seq)
         .chain(manifest.range_tombstones.iter().map(|t| t.seq))
         .fold(sb.flushed_seq, Seq::max);
-    replay(&*storage, &sb.wal_segments, &mut |seq, payload| {
+    let end = replay(&*storage, &sb.wal_segments, &mut |seq, payload| {
         let ops = decode_ops(payload).map_err(|err| Error::Corruption {
             offset: 0,
             what: format!("WAL record with seq {seq} holds a bad batch: {err}"),
@@ -156,7 +156,14 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         })),
         last_seq: AtomicU64::new(last_seq),
         queue: Mutex::new(Vec::new()),
-        writer: Mutex::new(WriterState::new()),
+        writer: Mutex::new(WriterState {
+            // Resumed only to seal it before the log moves on to a fresh segment.
+            wal: sb
+                .wal_segments
+                .get(end.segment_index)
+                .map(|segment| WalWriter::new(*segment, end.pos)),
+            ..WriterState::new()
+        }),
         poison: Mutex::new(None),
         meta: Mutex::new(MetaState { sb, next_sst_id }),
         alloc: Mutex::new(alloc),
