@@ -95,3 +95,63 @@ fn wal_record_empty_payload_is_a_record() {
     let (rec, len) = decode_record(1, &bytes).unwrap().unwrap();
     assert_eq!((rec.seq, rec.payload, len), (0, &b""[..], HEADER_LEN));
 }
+
+#[test]
+#[ignore = "writes the committed wal_record seed corpus; run by hand after a format change"]
+fn write_wal_record_seed_corpus() {
+    use strata::engine::file::{Extent, FaultyStorage, WalSegmentRef};
+    use strata::engine::wal::WalWriter;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/wal_record");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = 0x0102_0304_0506_0708u64;
+    let with_id = |frames: &[u8]| [&id.to_le_bytes()[..], frames].concat();
+    let one = frame(id, 42, b"a batch payload");
+    let two = [frame(id, 1, b"first"), frame(id, 2, b"second")].concat();
+    // A writer's frames: a synced record, then a record claiming it, then a seal.
+    let s = FaultyStorage::new();
+    let segment = WalSegmentRef {
+        extent: Extent {
+            offset: 8192,
+            len: 8192,
+        },
+        id,
+    };
+    let mut w = WalWriter::new(segment, 0);
+    w.append_records(
+        &s,
+        &[WalRecord {
+            seq: 7,
+            payload: b"synced",
+        }],
+    )
+    .unwrap();
+    w.sync(&s).unwrap();
+    w.append_records(
+        &s,
+        &[WalRecord {
+            seq: 8,
+            payload: b"claims seq 7 durable",
+        }],
+    )
+    .unwrap();
+    w.seal(&s).unwrap();
+    let written = s.live_image()[8192..8192 + w.pos() as usize + HEADER_LEN].to_vec();
+    let seeds: Vec<(&str, Vec<u8>)> = vec![
+        ("one_record", with_id(&one)),
+        ("two_records", with_id(&two)),
+        ("writer_records_and_seal", with_id(&written)),
+        ("empty_payload", with_id(&frame(id, 0, b""))),
+        ("zero_tail", with_id(&[one.clone(), vec![0; 40]].concat())),
+        ("foreign_segment", with_id(&frame(id + 1, 5, b"stale"))),
+        ("torn", with_id(&one[..one.len() - 3])),
+        ("bad_crc", {
+            let mut b = with_id(&one);
+            let last = b.len() - 1;
+            b[last] ^= 1;
+            b
+        }),
+    ];
+    for (name, bytes) in seeds {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+}

@@ -3,6 +3,8 @@
 
 mod key_decode;
 mod property_decode;
+mod wal_record;
 
 pub use key_decode::key_decode;
 pub use property_decode::property_decode;
+pub use wal_record::wal_record;
