@@ -21,10 +21,13 @@ fn payload(seq: u64) -> Vec<u8> {
         .into_bytes()
 }
 
+/// Every replayed record as (seq, payload).
+type Replayed = Vec<(u64, Vec<u8>)>;
+
 fn replay_all(
     s: &dyn Storage,
     segs: &[WalSegmentRef],
-) -> strata::engine::Result<(Vec<(u64, Vec<u8>)>, WalReplayEnd)> {
+) -> strata::engine::Result<(Replayed, WalReplayEnd)> {
     let mut got = Vec::new();
     let end = replay(s, segs, &mut |seq, p| {
         got.push((seq, p.to_vec()));
@@ -402,7 +405,7 @@ proptest! {
         let seg_len = 8192u64;
         let mut next_offset = 8192u64;
         let mut next_id = 1u64;
-        let mut new_segment = |next_offset: &mut u64, next_id: &mut u64| {
+        let new_segment = |next_offset: &mut u64, next_id: &mut u64| {
             let sg = seg(*next_offset, seg_len, *next_id);
             *next_offset += seg_len;
             *next_id += 1;
