@@ -201,6 +201,16 @@ fn decompress(payload: &[u8], file_offset: u64) -> Result<Vec<u8>> {
         ));
     }
     let frame = payload.get(ZSTD_LEN_PREFIX..).unwrap_or_default();
+    // The frame header must agree before anything is allocated for its output.
+    match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) if n == declared as u64 => {}
+        _ => {
+            return Err(corruption(
+                file_offset,
+                format!("zstd frame header disagrees with the declared length {declared}"),
+            ));
+        }
+    }
     let mut out = Vec::with_capacity(declared);
     let res = DECOMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
@@ -229,9 +239,18 @@ impl Block {
     /// Verifies the trailer of a stored block found at `file_offset`, decompresses it and
     /// checks its restart array.
     pub fn decode(stored: &[u8], file_offset: u64) -> Result<Self> {
-        let (contents, block_type) = open_block(stored, file_offset)?;
+        Self::decode_owned(stored.to_vec(), file_offset)
+    }
+
+    /// As [`Block::decode`], reusing the buffer of a raw block instead of copying it.
+    pub fn decode_owned(mut stored: Vec<u8>, file_offset: u64) -> Result<Self> {
+        let (contents, block_type) = open_block(&stored, file_offset)?;
         let data = match block_type {
-            BLOCK_TYPE_RAW => contents.to_vec(),
+            BLOCK_TYPE_RAW => {
+                let len = contents.len();
+                stored.truncate(len);
+                stored
+            }
             BLOCK_TYPE_ZSTD => decompress(contents, file_offset)?,
             other => {
                 return Err(corruption(
