@@ -212,6 +212,8 @@ impl Inner {
         }
         // Drop the WAL segment allocated before the compaction (likely mid-file), then move
         // SSTs down into the holes the compaction left.
+        // The first switch frees the old segment; the second can then land in the lowest hole.
+        self.flush_locked(true)?;
         self.flush_locked(true)?;
         self.relocate_tail()
     }
