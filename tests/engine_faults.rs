@@ -124,8 +124,11 @@ fn engine_torn_write_at_every_offset_keeps_every_earlier_batch() {
     }
 }
 
+/// One live key and its value.
+type KeyValue = (Vec<u8>, Vec<u8>);
+
 /// A database with every key in SSTs and nothing in the WAL.
-fn flushed_image() -> (Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>) {
+fn flushed_image() -> (Vec<u8>, Vec<KeyValue>) {
     let storage = Arc::new(FaultyStorage::new());
     let engine = Engine::open_with_storage(storage.clone(), options()).unwrap();
     for i in 0..200 {
