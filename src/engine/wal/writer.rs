@@ -97,6 +97,13 @@ impl WalWriter {
         result
     }
 
+    /// Appends the frame of `record` for this writer's segment to `out`, carrying the writer's
+    /// durability watermark (prefer it to `encode_record` for frames given to `append`: the
+    /// watermark is what lets replay tell a damaged synced record from a torn tail).
+    pub fn encode(&self, record: &WalRecord<'_>, out: &mut Vec<u8>) {
+        encode_frame(self.segment.id, self.synced, KIND_RECORD, record, out);
+    }
+
     /// Writes a seal frame at the tail: the segment takes no more records. Idempotent.
     pub fn seal(&mut self, storage: &dyn Storage) -> Result<()> {
         if self.sealed {
