@@ -235,3 +235,18 @@ fn superblock_any_flipped_bit_in_only_slot_is_an_error_within_it() {
         s.flip_bit(byte, 7);
     }
 }
+
+#[test]
+fn superblock_short_foreign_file_is_not_a_database() {
+    for text in [
+        &b"x"[..],
+        b"hello",
+        b"a short text file, well under one page\n",
+    ] {
+        let s = FaultyStorage::from_image(text.to_vec());
+        assert!(
+            matches!(read_superblock(&s), Err(Error::NotADatabase { .. })),
+            "{text:?}"
+        );
+    }
+}
