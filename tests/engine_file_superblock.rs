@@ -250,3 +250,21 @@ fn superblock_short_foreign_file_is_not_a_database() {
         );
     }
 }
+
+#[test]
+fn superblock_torn_write_at_every_byte_keeps_previous_generation() {
+    use strata::engine::file::Fault;
+    for keep in 0..=SLOT_SIZE {
+        let s = FaultyStorage::new();
+        write_superblock(&s, &sb(4)).unwrap();
+        s.sync_data().unwrap();
+        s.inject(Fault::TornWrite { keep });
+        assert!(write_superblock(&s, &sb(5)).is_err());
+        let expected = if keep == SLOT_SIZE { sb(5) } else { sb(4) };
+        assert_eq!(
+            read_superblock(&s).unwrap(),
+            Some(expected),
+            "torn at byte {keep}"
+        );
+    }
+}
