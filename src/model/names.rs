@@ -253,8 +253,10 @@ key_type!(
 /// A custom property name: a C# identifier of 1..=255 characters, not a system property name.
 ///
 /// "C# identifier" here is: a letter (Unicode alphabetic) or `_` first, then letters, digits
-/// (Unicode alphanumeric) or `_`; so no `-`, `.`, space or other punctuation. Length is
-/// counted in UTF-16 code units, the service's characters. Names are case-sensitive.
+/// (Unicode alphanumeric) or `_`; so no `-`, `.`, space or other punctuation. Rust's Unicode
+/// classes are a slight superset of C#'s (they also admit e.g. `²`, category No), which is
+/// accepted rather than pulling in a Unicode category table. Length is counted in UTF-16 code
+/// units, the service's characters. Names are case-sensitive.
 ///
 /// ```
 /// use strata::model::PropertyName;
