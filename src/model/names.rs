@@ -144,15 +144,15 @@ fn validate_key(which: KeyKind, key: &str) -> Result<()> {
     // Every forbidden char is ASCII or a C1 control, whose UTF-8 form starts with 0xC2; a key
     // without such bytes (nearly all of them) needs no decoding.
     let suspect = |b: &u8| b.is_ascii_control() || matches!(b, b'/' | b'\\' | b'#' | b'?' | 0xC2);
-    if key.as_bytes().iter().any(suspect) {
-        if let Some((index, ch)) = key.char_indices().find(|&(_, c)| is_forbidden_key_char(c)) {
-            return Err(ModelError::KeyInvalidChar {
-                which,
-                key: excerpt(key),
-                ch,
-                index,
-            });
-        }
+    if key.as_bytes().iter().any(suspect)
+        && let Some((index, ch)) = key.char_indices().find(|&(_, c)| is_forbidden_key_char(c))
+    {
+        return Err(ModelError::KeyInvalidChar {
+            which,
+            key: excerpt(key),
+            ch,
+            index,
+        });
     }
     let len_bytes = utf16_bytes(key);
     if len_bytes > KEY_MAX_BYTES {
