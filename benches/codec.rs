@@ -3,7 +3,7 @@
 //!
 //! `cargo bench --bench codec`; figures go to docs/PERFORMANCE.md. On a shared machine set
 //! `STRATA_BENCH_CLOCK=cpu` to measure the bench thread's on-CPU time (Linux,
-//! `/proc/thread-self/schedstat`) instead of wall time, which other processes inflate.
+//! `CLOCK_THREAD_CPUTIME_ID`) instead of wall time, which other processes inflate.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 #[path = "../tests/codec_support/mod.rs"]
@@ -37,6 +37,8 @@ fn property_codec<M: Measurement>(c: &mut Criterion<M>) {
     group.bench_function("decode", |b| {
         b.iter(|| property::decode(pk.clone(), rk.clone(), black_box(&bytes)).unwrap());
     });
+    // The floor for any decoder into the model's owned types: the same allocations, no parsing.
+    group.bench_function("baseline_clone_entity", |b| b.iter(|| black_box(&entity).clone()));
     group.bench_function("reader_get_last_guid", |b| {
         b.iter(|| {
             PropertyReader::new(black_box(&bytes))
@@ -80,16 +82,34 @@ fn key_codec<M: Measurement>(c: &mut Criterion<M>) {
     group.finish();
 }
 
-/// Nanoseconds the current thread has spent on a CPU, from the kernel's scheduler statistics.
+/// Nanoseconds the current thread has spent on a CPU (`CLOCK_THREAD_CPUTIME_ID`).
 #[derive(Debug, Clone, Copy, Default)]
 struct CpuTime;
 
+/// `struct timespec` of 64-bit Linux.
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+/// Linux's id of the calling thread's CPU-time clock.
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+
+unsafe extern "C" {
+    fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
+}
+
 impl CpuTime {
     fn now() -> u64 {
-        std::fs::read_to_string("/proc/thread-self/schedstat")
-            .ok()
-            .and_then(|line| line.split_whitespace().next()?.parse().ok())
-            .expect("/proc/thread-self/schedstat is readable (Linux only)")
+        let mut time = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `time` is a valid, writable timespec; std links the C library.
+        let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &raw mut time) };
+        assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+        time.tv_sec as u64 * 1_000_000_000 + time.tv_nsec as u64
     }
 }
 
@@ -149,7 +169,9 @@ impl ValueFormatter for CpuTime {
 
 fn main() {
     if std::env::var("STRATA_BENCH_CLOCK").as_deref() == Ok("cpu") {
-        let mut c = Criterion::default().with_measurement(CpuTime).configure_from_args();
+        let mut c = Criterion::default()
+            .with_measurement(CpuTime)
+            .configure_from_args();
         property_codec(&mut c);
         key_codec(&mut c);
         c.final_summary();

@@ -1,7 +1,7 @@
 //! Bytes → Entity, validating everything.
 
 use super::frame::{read_frame, read_header};
-use super::reader::{owned_value, property_name, utf8_name};
+use super::reader::{checked_name, owned_value, utf8_name};
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
 use crate::model::{Entity, PartitionKey, RowKey};
@@ -32,7 +32,7 @@ pub fn decode(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
             });
         }
         entity
-            .set(property_name(&frame)?, owned_value(&frame)?)
+            .set(checked_name(name, &frame)?, owned_value(&frame)?)
             .map_err(|source| CodecError::Model {
                 offset: frame.name_offset,
                 source,

@@ -202,7 +202,12 @@ pub(super) fn utf8_name<'a>(frame: &Frame<'a>) -> Result<&'a str> {
 }
 
 pub(super) fn property_name(frame: &Frame<'_>) -> Result<PropertyName> {
-    PropertyName::new(utf8_name(frame)?).map_err(|source| CodecError::Model {
+    checked_name(utf8_name(frame)?, frame)
+}
+
+/// `name` (already checked as UTF-8) validated against the property naming rules.
+pub(super) fn checked_name(name: &str, frame: &Frame<'_>) -> Result<PropertyName> {
+    PropertyName::new(name).map_err(|source| CodecError::Model {
         offset: frame.name_offset,
         source,
     })
