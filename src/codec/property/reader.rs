@@ -53,7 +53,9 @@ impl<'a> PropertyReader<'a> {
         }
     }
 
-    /// The value of property `name` (case-sensitive), borrowed from the input.
+    /// The value of property `name` (case-sensitive), borrowed from the input. The 64 KiB
+    /// limits of String and Binary are checked when the value is made owned
+    /// ([`ValueRef::to_value`]), not here.
     ///
     /// # Errors
     /// A [`CodecError`] for bad framing before the property, or a bad value of the property.
