@@ -76,7 +76,7 @@ impl DateTime {
     /// Nanoseconds since 1970-01-01T00:00:00Z.
     #[must_use]
     pub fn to_unix_nanos(self) -> i128 {
-        i128::from(self.ticks - UNIX_EPOCH_TICKS) * i128::from(NANOS_PER_TICK)
+        (i128::from(self.ticks) - i128::from(UNIX_EPOCH_TICKS)) * i128::from(NANOS_PER_TICK)
     }
 
     /// The current wall-clock time, clamped into the service's range (a clock set before 1601
@@ -189,16 +189,48 @@ impl fmt::Display for DateTime {
         let in_day = self.ticks.rem_euclid(TICKS_PER_DAY);
         let (year, month, day) = civil_from_days(days - DAYS_TO_UNIX_EPOCH);
         let seconds = in_day / TICKS_PER_SECOND;
-        let fraction = in_day % TICKS_PER_SECOND;
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{fraction:07}Z",
-            seconds / 3600,
-            seconds / 60 % 60,
-            seconds % 60
-        )
+        let fields = [
+            (year, 4, b'-'),
+            (month, 2, b'-'),
+            (day, 2, b'T'),
+            (seconds / 3600, 2, b':'),
+            (seconds / 60 % 60, 2, b':'),
+            (seconds % 60, 2, b'.'),
+            (in_day % TICKS_PER_SECOND, DATETIME_FRACTION_DIGITS, b'Z'),
+        ];
+        // Formatted by hand into a stack buffer: this runs for every Timestamp and ETag the
+        // layers above write, and `write!` with seven padded fields is several times slower.
+        let mut text = [0_u8; ISO8601_LEN];
+        let mut slots = text.iter_mut();
+        for (value, width, separator) in fields {
+            let mut digits = [0_u8; DATETIME_FRACTION_DIGITS];
+            let mut rest = value;
+            for digit in digits.iter_mut().take(width).rev() {
+                // Only years outside 1..=9999, from unchecked ticks, could leave a remainder;
+                // their digits are then cut, never a panic.
+                *digit = b'0' + u8::try_from(rest.rem_euclid(10)).unwrap_or(0);
+                rest /= 10;
+            }
+            for byte in digits.iter().take(width).chain(std::iter::once(&separator)) {
+                if let Some(slot) = slots.next() {
+                    *slot = *byte;
+                }
+            }
+        }
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
+
+impl std::str::FromStr for DateTime {
+    type Err = ModelError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
+}
+
+/// Length of the ISO 8601 form `YYYY-MM-DDThh:mm:ss.fffffffZ`.
+const ISO8601_LEN: usize = 28;
 
 /// A forward-only reader over ASCII bytes of a DateTime.
 struct Cursor<'a> {
@@ -278,4 +310,21 @@ const fn civil_from_days(days: i64) -> (i64, i64, i64) {
     };
     let year = year_of_era + era * 400 + if month <= 2 { 1 } else { 0 };
     (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DateTime;
+
+    #[test]
+    fn display_of_unchecked_out_of_range_ticks_does_not_panic() {
+        for ticks in [i64::MIN, -1, 0, i64::MAX] {
+            let text = DateTime::from_ticks_unchecked(ticks).to_string();
+            assert_eq!(text.len(), super::ISO8601_LEN, "{ticks}: {text}");
+        }
+        assert_eq!(
+            DateTime::from_ticks_unchecked(0).to_string(),
+            "0001-01-01T00:00:00.0000000Z"
+        );
+    }
 }

@@ -1,5 +1,7 @@
 //! Entities: keys, Timestamp and ordered custom properties.
 
+use std::collections::HashSet;
+
 use super::limits::{
     ENTITY_MAX_BYTES, ENTITY_SIZE_OVERHEAD, MAX_CUSTOM_PROPERTIES, PROPERTY_SIZE_OVERHEAD,
 };
@@ -64,13 +66,26 @@ impl Entity {
         properties: impl IntoIterator<Item = (PropertyName, Value)>,
     ) -> Result<Self> {
         let mut entity = Self::new(partition_key, row_key);
+        let properties = properties.into_iter();
+        entity
+            .properties
+            .reserve(properties.size_hint().0.min(MAX_CUSTOM_PROPERTIES));
+        // Checked in one pass (not through `set`, whose lookup would make this quadratic).
+        let mut seen = HashSet::with_capacity(entity.properties.capacity());
         for (name, value) in properties {
-            if entity.get(name.as_str()).is_some() {
+            let count = entity.properties.len() + 1;
+            if count > MAX_CUSTOM_PROPERTIES {
+                return Err(ModelError::TooManyProperties { count });
+            }
+            value.validate()?;
+            if !seen.insert(name.clone()) {
                 return Err(ModelError::DuplicateProperty {
                     name: name.into_string(),
                 });
             }
-            entity.set(name, value)?;
+            entity.size += property_size(&name, &value);
+            check_size(entity.size)?;
+            entity.properties.push((name, value));
         }
         Ok(entity)
     }

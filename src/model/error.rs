@@ -153,12 +153,11 @@ impl ModelError {
     #[must_use]
     pub const fn azure_code(&self) -> &'static str {
         match self {
-            // The service rejects malformed table names and out-of-range values as inputs out
-            // of range rather than with a dedicated code.
-            Self::TableNameInvalid { .. }
-            | Self::TableNameReserved { .. }
-            | Self::KeyInvalidChar { .. }
-            | Self::DateTimeOutOfRange { .. } => "OutOfRangeInput",
+            // What the service (and Azurite) answer to a create with a bad table name.
+            Self::TableNameInvalid { .. } | Self::TableNameReserved { .. } => "InvalidResourceName",
+            // The service has no dedicated code for these: a forbidden key character or an
+            // instant outside the range is an input out of range.
+            Self::KeyInvalidChar { .. } | Self::DateTimeOutOfRange { .. } => "OutOfRangeInput",
             Self::KeyTooLarge { .. } => "KeyValueTooLarge",
             Self::PropertyNameInvalid { .. } | Self::PropertyNameReserved { .. } => {
                 "PropertyNameInvalid"

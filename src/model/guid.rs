@@ -53,6 +53,14 @@ impl Guid {
     }
 }
 
+impl std::str::FromStr for Guid {
+    type Err = ModelError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
+}
+
 /// The value of an ASCII hex digit.
 const fn hex_value(c: u8) -> Option<u8> {
     match c {

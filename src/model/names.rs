@@ -13,7 +13,14 @@ use super::{ModelError, Result};
 
 /// Size of `s` in bytes when encoded as UTF-16, the unit in which the service limits strings.
 pub(crate) fn utf16_bytes(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum::<usize>() * UTF16_UNIT_BYTES
+    // Counted on the UTF-8 bytes without decoding (a loop the compiler vectorises): every
+    // char has one leading (non-continuation) byte and is one UTF-16 unit, except the 4-byte
+    // ones (lead byte >= 0xF0), which are a surrogate pair.
+    let units: usize = s
+        .bytes()
+        .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+        .sum();
+    units * UTF16_UNIT_BYTES
 }
 
 /// A table name: `^[A-Za-z][A-Za-z0-9]{2,62}$`, not `tables`; compares and hashes
@@ -134,13 +141,18 @@ impl AsRef<str> for TableName {
 /// Checks a PartitionKey or RowKey: forbidden characters first (they name the exact
 /// problem), then the size.
 fn validate_key(which: KeyKind, key: &str) -> Result<()> {
-    if let Some((index, ch)) = key.char_indices().find(|&(_, c)| is_forbidden_key_char(c)) {
-        return Err(ModelError::KeyInvalidChar {
-            which,
-            key: excerpt(key),
-            ch,
-            index,
-        });
+    // Every forbidden char is ASCII or a C1 control, whose UTF-8 form starts with 0xC2; a key
+    // without such bytes (nearly all of them) needs no decoding.
+    let suspect = |b: &u8| b.is_ascii_control() || matches!(b, b'/' | b'\\' | b'#' | b'?' | 0xC2);
+    if key.as_bytes().iter().any(suspect) {
+        if let Some((index, ch)) = key.char_indices().find(|&(_, c)| is_forbidden_key_char(c)) {
+            return Err(ModelError::KeyInvalidChar {
+                which,
+                key: excerpt(key),
+                ch,
+                index,
+            });
+        }
     }
     let len_bytes = utf16_bytes(key);
     if len_bytes > KEY_MAX_BYTES {
@@ -210,7 +222,11 @@ macro_rules! key_type {
 
 key_type!(
     /// A PartitionKey: at most 1 KiB (UTF-16 code units × 2), none of `/ \ # ?` nor control
-    /// characters; empty is valid. Orders by code point (UTF-8 byte order).
+    /// characters; empty is valid.
+    ///
+    /// Keys order by code point (UTF-8 byte order, the order of the engine's keys). The
+    /// service orders by UTF-16 code unit; the two differ only between U+E000..=U+FFFF and
+    /// the supplementary planes (above U+FFFF), which sort first in UTF-16.
     ///
     /// ```
     /// use strata::model::PartitionKey;
@@ -237,8 +253,10 @@ key_type!(
 /// A custom property name: a C# identifier of 1..=255 characters, not a system property name.
 ///
 /// "C# identifier" here is: a letter (Unicode alphabetic) or `_` first, then letters, digits
-/// (Unicode alphanumeric) or `_`; so no `-`, `.`, space or other punctuation. Length is
-/// counted in UTF-16 code units, the service's characters. Names are case-sensitive.
+/// (Unicode alphanumeric) or `_`; so no `-`, `.`, space or other punctuation. Rust's Unicode
+/// classes are a slight superset of C#'s (they also admit e.g. `²`, category No), which is
+/// accepted rather than pulling in a Unicode category table. Length is counted in UTF-16 code
+/// units, the service's characters. Names are case-sensitive.
 ///
 /// ```
 /// use strata::model::PropertyName;

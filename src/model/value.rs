@@ -254,3 +254,25 @@ impl Hash for Value {
         }
     }
 }
+
+/// Infallible conversions for the types without a size limit.
+macro_rules! value_from {
+    ($($ty:ty => $variant:ident),* $(,)?) => {
+        $(
+            impl From<$ty> for Value {
+                fn from(v: $ty) -> Self {
+                    Self::$variant(v)
+                }
+            }
+        )*
+    };
+}
+
+value_from!(
+    bool => Boolean,
+    DateTime => DateTime,
+    f64 => Double,
+    Guid => Guid,
+    i32 => Int32,
+    i64 => Int64,
+);
