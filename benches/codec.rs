@@ -38,7 +38,9 @@ fn property_codec<M: Measurement>(c: &mut Criterion<M>) {
         b.iter(|| property::decode(pk.clone(), rk.clone(), black_box(&bytes)).unwrap());
     });
     // The floor for any decoder into the model's owned types: the same allocations, no parsing.
-    group.bench_function("baseline_clone_entity", |b| b.iter(|| black_box(&entity).clone()));
+    group.bench_function("baseline_clone_entity", |b| {
+        b.iter(|| black_box(&entity).clone())
+    });
     group.bench_function("reader_get_last_guid", |b| {
         b.iter(|| {
             PropertyReader::new(black_box(&bytes))
