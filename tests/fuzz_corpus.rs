@@ -22,6 +22,7 @@ type Target = fn(&[u8]);
 const TARGETS: &[(&str, Target)] = &[
     ("property_decode", fuzz_targets::property_decode),
     ("key_decode", fuzz_targets::key_decode),
+    ("wal_record", fuzz_targets::wal_record),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
