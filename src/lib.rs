@@ -12,3 +12,4 @@ pub mod engine;
 #[doc(hidden)]
 pub mod fuzz_targets;
 pub mod model;
+pub mod query;
