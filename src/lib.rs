@@ -12,6 +12,7 @@ pub mod engine;
 #[doc(hidden)]
 pub mod fuzz_targets;
 pub mod model;
+pub mod query;
 pub mod table;
 
 pub use table::{
