@@ -456,3 +456,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn wal_writer_encoded_frames_carry_the_durability_watermark() {
+    let s = FaultyStorage::new();
+    let segment = seg(8192, 64 << 10, 1);
+    let mut w = WalWriter::new(segment, 0);
+    let mut offsets = Vec::new();
+    for seq in 1..=3 {
+        offsets.push(segment.extent.offset + w.pos());
+        let p = payload(seq);
+        let mut frames = Vec::new();
+        w.encode(&WalRecord { seq, payload: &p }, &mut frames);
+        assert!(w.append(&s, &frames).unwrap());
+        w.sync(&s).unwrap();
+    }
+    s.flip_bit(offsets[1] + HEADER_LEN as u64, 1);
+    assert!(
+        matches!(replay_all(&s, &[segment]), Err(Error::Corruption { offset, .. }) if offset == offsets[1])
+    );
+}

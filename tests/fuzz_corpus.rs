@@ -23,6 +23,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("property_decode", fuzz_targets::property_decode),
     ("key_decode", fuzz_targets::key_decode),
     ("wal_record", fuzz_targets::wal_record),
+    ("open_file", fuzz_targets::open_file),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {

@@ -18,6 +18,22 @@ use crate::engine::{Error, Result};
 /// - the first write of a writer that resumes a segment (`pos > 0`, or any trace of this
 ///   segment's id past `pos`) zeroes the rest of the segment and syncs, so frames of a crashed
 ///   run that lie beyond `pos` can never be chained onto the new ones.
+///
+/// ```
+/// use strata::engine::file::{Extent, FaultyStorage, WalSegmentRef};
+/// use strata::engine::wal::{WalRecord, WalWriter, replay};
+///
+/// let disk = FaultyStorage::new();
+/// let segment = WalSegmentRef { extent: Extent { offset: 8192, len: 65536 }, id: 1 };
+/// let mut wal = WalWriter::new(segment, 0);
+/// let group = [WalRecord { seq: 1, payload: b"batch one" }, WalRecord { seq: 2, payload: b"two" }];
+/// assert!(wal.append_records(&disk, &group)?);
+/// wal.sync(&disk)?;
+/// let mut seqs = Vec::new();
+/// let end = replay(&disk, &[segment], &mut |seq, _payload| Ok(seqs.push(seq)))?;
+/// assert_eq!((seqs, end.pos), (vec![1, 2], wal.pos()));
+/// # Ok::<(), strata::engine::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct WalWriter {
     segment: WalSegmentRef,
@@ -95,6 +111,13 @@ impl WalWriter {
         let result = self.append(storage, &buf);
         self.buf = buf;
         result
+    }
+
+    /// Appends the frame of `record` for this writer's segment to `out`, carrying the writer's
+    /// durability watermark (prefer it to `encode_record` for frames given to `append`: the
+    /// watermark is what lets replay tell a damaged synced record from a torn tail).
+    pub fn encode(&self, record: &WalRecord<'_>, out: &mut Vec<u8>) {
+        encode_frame(self.segment.id, self.synced, KIND_RECORD, record, out);
     }
 
     /// Writes a seal frame at the tail: the segment takes no more records. Idempotent.
