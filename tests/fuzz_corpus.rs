@@ -22,6 +22,7 @@ type Target = fn(&[u8]);
 const TARGETS: &[(&str, Target)] = &[
     ("property_decode", fuzz_targets::property_decode),
     ("key_decode", fuzz_targets::key_decode),
+    ("filter_parse", fuzz_targets::filter_parse),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
