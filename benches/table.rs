@@ -24,8 +24,14 @@ fn typical(pk: &str, rk: &str, n: i32) -> Entity {
     let mut set = |name: &str, value: Value| {
         e.set(PropertyName::new(name).unwrap(), value).unwrap();
     };
-    set("Name", Value::string(format!("customer number {n}")).unwrap());
-    set("Email", Value::string(format!("user{n}@example.com")).unwrap());
+    set(
+        "Name",
+        Value::string(format!("customer number {n}")).unwrap(),
+    );
+    set(
+        "Email",
+        Value::string(format!("user{n}@example.com")).unwrap(),
+    );
     set("Age", Value::Int32(n % 90));
     set("Balance", Value::Double(f64::from(n) * 1.5));
     set("Active", Value::Boolean(n % 2 == 0));

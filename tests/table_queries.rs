@@ -282,6 +282,29 @@ fn continuation_token_text_is_url_safe_and_rejects_garbage() {
     }
 }
 
+#[test]
+fn continuation_token_with_invalid_keys_is_invalid_input() {
+    let fx = Fixture::new();
+    let t = filled(&fx);
+    for (pk, rk) in [("a/b", "r"), ("p", "bad#"), (&*"k".repeat(600), "r")] {
+        let token = ContinuationToken {
+            next_partition_key: pk.to_owned(),
+            next_row_key: rk.to_owned(),
+        };
+        let query = Query {
+            continuation: Some(token.clone()),
+            ..Query::default()
+        };
+        let err = t.query(&query).unwrap_err();
+        assert!(
+            matches!(err, TableError::InvalidContinuationToken { .. }),
+            "{err}"
+        );
+        assert_eq!(err.azure_code(), "InvalidInput");
+        assert!(token.to_string().parse::<ContinuationToken>().is_err());
+    }
+}
+
 // ---- properties checked against brute force -------------------------------------------
 
 const PKS: [&str; 4] = ["", "a", "ab", "b"];
