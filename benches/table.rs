@@ -126,7 +126,7 @@ fn scans(c: &mut Criterion) {
     group.bench_function("partition_query_residual", |b| {
         b.iter(|| {
             let page = table.query(black_box(&partition)).unwrap();
-            assert_eq!(page.entities.len(), 11);
+            assert_eq!(page.entities.len(), 12);
             page
         });
     });
