@@ -22,7 +22,7 @@ fn entity(i: usize) -> Entity {
     let properties = [
         (
             "Kind",
-            Value::string(if i % 3 == 0 { "refund" } else { "order" }).unwrap(),
+            Value::string(if i.is_multiple_of(3) { "refund" } else { "order" }).unwrap(),
         ),
         ("Customer", Value::string("Jane Q. Example").unwrap()),
         ("Email", Value::string("jane@example.com").unwrap()),
@@ -32,7 +32,7 @@ fn entity(i: usize) -> Entity {
             "Placed",
             Value::DateTime(DateTime::from_ticks(638_500_000_000_000_000 + i64::from(n)).unwrap()),
         ),
-        ("Shipped", Value::Boolean(i % 2 == 0)),
+        ("Shipped", Value::Boolean(i.is_multiple_of(2))),
         ("Id", Value::Guid(Guid([7; 16]))),
     ];
     for (name, value) in properties {
