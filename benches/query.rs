@@ -22,7 +22,12 @@ fn entity(i: usize) -> Entity {
     let properties = [
         (
             "Kind",
-            Value::string(if i.is_multiple_of(3) { "refund" } else { "order" }).unwrap(),
+            Value::string(if i.is_multiple_of(3) {
+                "refund"
+            } else {
+                "order"
+            })
+            .unwrap(),
         ),
         ("Customer", Value::string("Jane Q. Example").unwrap()),
         ("Email", Value::string("jane@example.com").unwrap()),
