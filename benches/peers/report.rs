@@ -12,6 +12,8 @@ const SUBJECT: &str = "strata";
 enum Better {
     Higher,
     Lower,
+    /// A reference figure about the machine, not the engine: no ratio.
+    Neither,
 }
 
 /// One row: a measurement name, how to label it, its unit and which way is better.
@@ -55,7 +57,7 @@ fn rows(w: &Workload) -> Vec<Row> {
         unit,
         better,
     };
-    use Better::{Higher, Lower};
+    use Better::{Higher, Lower, Neither};
     vec![
         row(
             "fillrandom",
@@ -220,6 +222,7 @@ fn ratio(row: &Row, columns: &[Column]) -> String {
         Better::Lower => peers.fold(None, |best: Option<f64>, v| {
             Some(best.map_or(v, |b| b.min(v)))
         }),
+        Better::Neither => None,
     };
     match (subject, best) {
         (Some(s), Some(b)) if s > 0.0 && b > 0.0 => {

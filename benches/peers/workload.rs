@@ -20,6 +20,11 @@ const FILLSYNC_THREADS: u32 = 4;
 /// Unit of `st_blocks`, fixed by POSIX regardless of the file system's block size.
 const BLOCK_UNIT: u64 = 512;
 
+/// Appends of the fsync probe.
+const PROBE_SYNCS: u64 = 200;
+/// Bytes of each probe append.
+const PROBE_WRITE_BYTES: usize = 4096;
+
 /// Sizes of every phase; the same for every engine.
 #[derive(Debug, Clone)]
 pub struct Workload {
@@ -124,6 +129,8 @@ pub fn run(
             value,
         });
     };
+
+    record("fsync_probe", fsync_probe(dir)?);
 
     let started = Instant::now();
     fill_random(store, &keys, workload, &mut rng)?;
@@ -342,6 +349,24 @@ fn rate(operations: u64, started: Instant) -> f64 {
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1u32 << 20)
+}
+
+/// Rate of 4 KiB append + `fdatasync` on the bench's file system: the ceiling of any engine's
+/// single-thread `Sync` writes on this machine at this moment (the disk is shared).
+fn fsync_probe(dir: &Path) -> BenchResult<f64> {
+    use std::io::Write as _;
+    let path = dir.join("fsync-probe");
+    let mut file = std::fs::File::create(&path)?;
+    let page = [0u8; PROBE_WRITE_BYTES];
+    let started = Instant::now();
+    for _ in 0..PROBE_SYNCS {
+        file.write_all(&page)?;
+        file.sync_data()?;
+    }
+    let rate = rate(PROBE_SYNCS, started);
+    drop(file);
+    std::fs::remove_file(&path)?;
+    Ok(rate)
 }
 
 /// Disk space taken by the files under `dir` (an engine may keep several: WAL, journal, SSTs),

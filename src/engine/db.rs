@@ -3,8 +3,8 @@
 use std::ops::Range;
 use std::path::Path;
 
-use super::iter::RangeIter;
 use super::{Durability, Options, Result, Seq, Snapshot, Stats, WriteBatch};
+use super::iter::RangeIter;
 
 /// An open database file. `Send + Sync`: share it between threads behind an `Arc`.
 #[derive(Debug)]

@@ -19,10 +19,7 @@ pub fn encode_record(segment_id: u64, record: &WalRecord<'_>, out: &mut Vec<u8>)
 
 /// Decodes the record at the start of `bytes`: `Ok(Some((record, frame_len)))`, `Ok(None)` at a
 /// clean end of the log (zeroes, or a frame of another segment id), `Err` for a torn or corrupt frame.
-pub fn decode_record(
-    segment_id: u64,
-    bytes: &[u8],
-) -> Result<Option<(WalRecord<'_>, usize)>, String> {
+pub fn decode_record(segment_id: u64, bytes: &[u8]) -> Result<Option<(WalRecord<'_>, usize)>, String> {
     let _ = (segment_id, bytes);
     todo!()
 }
