@@ -25,6 +25,8 @@ mod report;
 mod sqlite_store;
 #[path = "peers/store.rs"]
 mod store;
+#[path = "peers/strata_store.rs"]
+mod strata_store;
 #[path = "peers/workload.rs"]
 mod workload;
 

@@ -9,4 +9,6 @@
 
 pub mod codec;
 pub mod engine;
+#[doc(hidden)]
+pub mod fuzz_targets;
 pub mod model;

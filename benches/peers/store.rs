@@ -61,9 +61,7 @@ pub fn open(name: &str, dir: &Path, options: StoreOptions) -> BenchResult<Box<dy
         "fjall" => Ok(Box::new(crate::fjall_store::FjallStore::open(
             dir, options,
         )?)),
-        // The strata adapter (peers/strata_store.rs) is compiled in once the engine implements
-        // `WriteBatch::put` and an iterable `RangeIter` (branch `core`).
-        "strata" => Err("strata adapter not compiled in yet: the engine is not merged".into()),
+        "strata" => Ok(Box::new(crate::strata_store::StrataStore::open(dir, options)?)),
         other => {
             Err(format!("unknown engine {other:?} (expected strata, sqlite, redb or fjall)").into())
         }

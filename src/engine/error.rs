@@ -45,7 +45,9 @@ pub enum Error {
     ReadOnly,
     /// An earlier write or sync failed; the engine refuses writes until it is reopened, because
     /// a retried fsync can report success for data the kernel already dropped.
-    #[error("the engine refuses writes after an earlier I/O failure ({cause}); reopen the database")]
+    #[error(
+        "the engine refuses writes after an earlier I/O failure ({cause}); reopen the database"
+    )]
     Poisoned {
         /// The failure that poisoned the engine.
         cause: String,

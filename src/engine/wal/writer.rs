@@ -1,26 +1,223 @@
 //! Appends records to the current WAL segment.
 
-use crate::engine::Result;
-use crate::engine::file::{Storage, WalSegmentRef};
+use super::format::{HEADER_LEN, KIND_RECORD, KIND_SEAL, MAX_PAYLOAD_LEN, ZERO_CHUNK_LEN, field};
+use super::record::{WalRecord, encode_frame};
+use crate::engine::file::{PAGE_SIZE, Storage, WalSegmentRef};
+use crate::engine::{Error, Result};
 
 /// Appends framed records at the tail of one WAL segment.
+///
+/// Protocol the engine follows (see `docs/FORMAT.md`, "Write-ahead log"):
+/// - a segment is listed in a durable superblock before its first frame is written, so its id
+///   is never handed out twice;
+/// - every write reserves room for a seal frame; when frames no longer fit, `append` writes
+///   the seal and returns `Ok(false)`, and the engine lists a new segment after this one.
+///   To leave a segment early (e.g. at a memtable switch), call [`WalWriter::seal`] before the
+///   superblock that lists the next segment is written: replay requires every segment but the
+///   last to end with a seal;
+/// - the first write of a writer that resumes a segment (`pos > 0`, or a torn first frame)
+///   zeroes the rest of the segment and syncs, so frames of the crashed run that lie beyond
+///   `pos` can never be chained onto the new ones.
 #[derive(Debug)]
-pub struct WalWriter {}
+pub struct WalWriter {
+    segment: WalSegmentRef,
+    pos: u64,
+    /// Segment offset up to which everything is known durable (claimed in each frame).
+    synced: u64,
+    /// Whether the resume check of the first write has run.
+    prepared: bool,
+    sealed: bool,
+    buf: Vec<u8>,
+}
 
 impl WalWriter {
-    /// A writer that appends to `segment` from byte `pos` of the segment.
+    /// A writer that appends to `segment` from byte `pos` of the segment (0 for a new segment,
+    /// [`WalReplayEnd::pos`](super::WalReplayEnd::pos) to resume after replay).
+    #[must_use]
     pub fn new(segment: WalSegmentRef, pos: u64) -> Self {
-        let _ = (segment, pos);
-        todo!()
+        Self {
+            segment,
+            pos,
+            synced: 0,
+            prepared: false,
+            sealed: false,
+            buf: Vec::new(),
+        }
     }
-    /// Writes the already-framed `frames` (see `encode_record`) at the tail in one write, or
-    /// returns `Ok(false)` without writing when they do not fit in the segment.
+
+    /// Writes the already-framed `frames` (see `encode_record`) at the tail in one write, or,
+    /// when they do not fit in the segment (leaving room for a seal), writes a seal instead and
+    /// returns `Ok(false)`: the caller moves to a new segment and re-frames for its id.
     pub fn append(&mut self, storage: &dyn Storage, frames: &[u8]) -> Result<bool> {
-        let _ = (storage, frames);
-        todo!()
+        if self.sealed {
+            return Ok(false);
+        }
+        self.prepare(storage)?;
+        let fits = self
+            .pos
+            .checked_add(frames.len() as u64)
+            .and_then(|end| end.checked_add(HEADER_LEN as u64))
+            .is_some_and(|end| end <= self.segment.extent.len);
+        if !fits {
+            self.seal(storage)?;
+            return Ok(false);
+        }
+        storage
+            .write_all_at(frames, self.segment.extent.offset + self.pos)
+            .map_err(|source| Error::Io {
+                op: "write WAL records",
+                source,
+            })?;
+        self.pos += frames.len() as u64;
+        Ok(true)
     }
+
+    /// Frames `records` for this segment (with its durability watermark) and appends them in
+    /// one write, as [`WalWriter::append`]. A payload over the frame limit is `InvalidArgument`.
+    pub fn append_records(
+        &mut self,
+        storage: &dyn Storage,
+        records: &[WalRecord<'_>],
+    ) -> Result<bool> {
+        if let Some(big) = records.iter().find(|r| r.payload.len() > MAX_PAYLOAD_LEN) {
+            return Err(Error::InvalidArgument(format!(
+                "WAL record of seq {} has {} bytes, over the {MAX_PAYLOAD_LEN}-byte frame limit",
+                big.seq,
+                big.payload.len()
+            )));
+        }
+        self.prepare(storage)?;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        for r in records {
+            encode_frame(self.segment.id, self.synced, KIND_RECORD, r, &mut buf);
+        }
+        let result = self.append(storage, &buf);
+        self.buf = buf;
+        result
+    }
+
+    /// Writes a seal frame at the tail: the segment takes no more records. Idempotent.
+    pub fn seal(&mut self, storage: &dyn Storage) -> Result<()> {
+        if self.sealed {
+            return Ok(());
+        }
+        self.prepare(storage)?;
+        let mut frame = Vec::with_capacity(HEADER_LEN);
+        let seal = WalRecord {
+            seq: 0,
+            payload: &[],
+        };
+        encode_frame(self.segment.id, self.synced, KIND_SEAL, &seal, &mut frame);
+        storage
+            .write_all_at(&frame, self.segment.extent.offset + self.pos)
+            .map_err(|source| Error::Io {
+                op: "write WAL seal",
+                source,
+            })?;
+        self.sealed = true;
+        Ok(())
+    }
+
+    /// Syncs the storage and records that everything written so far is durable.
+    pub fn sync(&mut self, storage: &dyn Storage) -> Result<()> {
+        storage.sync_data().map_err(|source| Error::Io {
+            op: "sync WAL",
+            source,
+        })?;
+        self.mark_synced();
+        Ok(())
+    }
+
+    /// Records that the caller synced the storage after the last append.
+    pub fn mark_synced(&mut self) {
+        if self.prepared {
+            self.synced = self.pos;
+        }
+    }
+
     /// The segment written to.
+    #[must_use]
     pub fn segment(&self) -> WalSegmentRef {
-        todo!()
+        self.segment
+    }
+
+    /// Segment offset of the next frame.
+    #[must_use]
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// Whether the segment has been sealed.
+    #[must_use]
+    pub fn is_sealed(&self) -> bool {
+        self.sealed
+    }
+
+    /// The extent length a new segment needs so that `frames_len` bytes of frames fit in it
+    /// with room for its seal (whole pages).
+    #[must_use]
+    pub fn segment_len_for(frames_len: u64) -> u64 {
+        frames_len
+            .saturating_add(HEADER_LEN as u64)
+            .div_ceil(PAGE_SIZE)
+            .saturating_mul(PAGE_SIZE)
+    }
+
+    /// The first write of a writer: if the segment may hold frames of a crashed run of this
+    /// same segment beyond `pos`, zero them durably before anything new is written there.
+    fn prepare(&mut self, storage: &dyn Storage) -> Result<()> {
+        if self.prepared {
+            return Ok(());
+        }
+        if self.pos > 0 || self.holds_own_frame(storage)? {
+            let mut at = self.pos;
+            let zeros = vec![0u8; ZERO_CHUNK_LEN];
+            while at < self.segment.extent.len {
+                let n = usize::try_from(self.segment.extent.len - at)
+                    .unwrap_or(usize::MAX)
+                    .min(ZERO_CHUNK_LEN);
+                storage
+                    .write_all_at(
+                        zeros.get(..n).unwrap_or_default(),
+                        self.segment.extent.offset + at,
+                    )
+                    .map_err(|source| Error::Io {
+                        op: "clear resumed WAL segment",
+                        source,
+                    })?;
+                at += n as u64;
+            }
+            storage.sync_data().map_err(|source| Error::Io {
+                op: "sync cleared WAL segment",
+                source,
+            })?;
+        }
+        self.prepared = true;
+        self.synced = self.pos;
+        Ok(())
+    }
+
+    /// Whether the header at `pos` carries this segment's id (a torn frame of an earlier run).
+    fn holds_own_frame(&self, storage: &dyn Storage) -> Result<bool> {
+        let mut head = [0u8; HEADER_LEN];
+        let at = self.segment.extent.offset + self.pos;
+        let len = storage.len().map_err(|source| Error::Io {
+            op: "read file length",
+            source,
+        })?;
+        if at.saturating_add(HEADER_LEN as u64) > len {
+            return Ok(false);
+        }
+        storage
+            .read_exact_at(&mut head, at)
+            .map_err(|source| Error::Io {
+                op: "read WAL tail",
+                source,
+            })?;
+        let seg = head
+            .get(field::SEGMENT..field::SEGMENT + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok());
+        Ok(seg.map(u32::from_le_bytes) == Some(self.segment.id as u32))
     }
 }
