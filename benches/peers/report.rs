@@ -60,6 +60,12 @@ fn rows(w: &Workload) -> Vec<Row> {
     use Better::{Higher, Lower, Neither};
     vec![
         row(
+            "fsync_probe",
+            "machine: 4 KiB append + fdatasync, before the run".to_owned(),
+            "ops/s",
+            Neither,
+        ),
+        row(
             "fillrandom",
             format!(
                 "fillrandom ({}-entry batches, Buffered, + final sync)",
@@ -248,7 +254,7 @@ fn group_thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);

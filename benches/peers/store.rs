@@ -61,7 +61,9 @@ pub fn open(name: &str, dir: &Path, options: StoreOptions) -> BenchResult<Box<dy
         "fjall" => Ok(Box::new(crate::fjall_store::FjallStore::open(
             dir, options,
         )?)),
-        "strata" => Ok(Box::new(crate::strata_store::StrataStore::open(dir, options)?)),
+        "strata" => Ok(Box::new(crate::strata_store::StrataStore::open(
+            dir, options,
+        )?)),
         other => {
             Err(format!("unknown engine {other:?} (expected strata, sqlite, redb or fjall)").into())
         }

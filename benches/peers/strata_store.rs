@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use strata::engine::{Engine, Options, PrefixExtractor, WriteBatch};
 
-use crate::store::{BenchResult, Durability, KvReader, KvStore, StoreOptions};
 use crate::keys::TABLE_ID_BYTES;
+use crate::store::{BenchResult, Durability, KvReader, KvStore, StoreOptions};
 
 /// Extracts table id + PartitionKey + separator, the prefix a partition scan shares.
 #[derive(Debug)]
@@ -34,7 +34,9 @@ impl StrataStore {
             prefix_extractor: Some(Arc::new(PartitionPrefix)),
             ..Options::default()
         };
-        Ok(Self { engine: Engine::open(dir.join("strata.db"), engine_options)? })
+        Ok(Self {
+            engine: Engine::open(dir.join("strata.db"), engine_options)?,
+        })
     }
 }
 
@@ -53,7 +55,9 @@ impl KvStore for StrataStore {
     }
 
     fn reader(&self) -> BenchResult<Box<dyn KvReader + '_>> {
-        Ok(Box::new(StrataReader { engine: &self.engine }))
+        Ok(Box::new(StrataReader {
+            engine: &self.engine,
+        }))
     }
 
     fn sync(&self) -> BenchResult<()> {

@@ -70,7 +70,7 @@ impl Workload {
             )
             .into());
         }
-        if self.entries == 0 || self.entries % self.partitions != 0 {
+        if self.entries == 0 || !self.entries.is_multiple_of(self.partitions) {
             return Err(format!(
                 "--entries {} must be a positive multiple of --partitions {}",
                 self.entries, self.partitions
@@ -78,7 +78,7 @@ impl Workload {
             .into());
         }
         let rows = self.entries / self.partitions;
-        if self.batch == 0 || rows % self.batch != 0 {
+        if self.batch == 0 || !rows.is_multiple_of(self.batch) {
             return Err(format!(
                 "--batch {} must divide the {rows} rows of a partition",
                 self.batch
