@@ -60,6 +60,12 @@ fn rows(w: &Workload) -> Vec<Row> {
     use Better::{Higher, Lower, Neither};
     vec![
         row(
+            "load_average",
+            "machine: 1-minute load average at start (2 cores)".to_owned(),
+            "load",
+            Neither,
+        ),
+        row(
             "fsync_probe",
             "machine: 4 KiB append + fdatasync, before the run".to_owned(),
             "ops/s",
@@ -245,7 +251,7 @@ fn ratio(row: &Row, columns: &[Column]) -> String {
 
 fn format_value(value: f64, unit: &str) -> String {
     match unit {
-        "MiB" | "s" | "x" => format!("{value:.1}"),
+        "MiB" | "s" | "x" | "load" => format!("{value:.1}"),
         _ => group_thousands(value.round() as u64),
     }
 }

@@ -130,6 +130,7 @@ pub fn run(
         });
     };
 
+    record("load_average", load_average()?);
     record("fsync_probe", fsync_probe(dir)?);
 
     let started = Instant::now();
@@ -367,6 +368,16 @@ fn fsync_probe(dir: &Path) -> BenchResult<f64> {
     drop(file);
     std::fs::remove_file(&path)?;
     Ok(rate)
+}
+
+/// The one-minute load average: how busy the shared machine was when this engine's run began.
+fn load_average() -> BenchResult<f64> {
+    let loadavg = std::fs::read_to_string("/proc/loadavg")?;
+    let first = loadavg
+        .split_whitespace()
+        .next()
+        .ok_or("empty /proc/loadavg")?;
+    Ok(first.parse()?)
 }
 
 /// Disk space taken by the files under `dir` (an engine may keep several: WAL, journal, SSTs),
