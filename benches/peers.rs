@@ -8,6 +8,7 @@
 //! Other flags (defaults in `Args::default`): `--partitions`, `--batch`, `--value-bytes`,
 //! `--fillsync`, `--fillbatchsync`, `--threads`, `--thread-writes`, `--reads`, `--missing`,
 //! `--partition-scans`, `--seeks`, `--seek-length`, `--overwrites`, `--seed`, `--cache-mib`,
+//! `--strata-zstd LEVEL` (strata's level-1+ block compression; 0 = none; default: the engine's),
 //! `--dir` (where the temporary databases go; must not be tmpfs, or `Sync` means nothing).
 
 #![deny(missing_docs)]
@@ -50,6 +51,7 @@ struct Args {
     out: Option<PathBuf>,
     dir: PathBuf,
     cache_mib: usize,
+    strata_zstd: Option<i32>,
     child: Option<String>,
     /// The arguments as given, forwarded to children.
     raw: Vec<String>,
@@ -79,6 +81,7 @@ impl Default for Args {
             out: None,
             dir: std::env::temp_dir(),
             cache_mib: 16,
+            strata_zstd: None,
             child: None,
             raw: Vec::new(),
         }
@@ -86,6 +89,13 @@ impl Default for Args {
 }
 
 impl Args {
+    fn store_options(&self) -> StoreOptions {
+        StoreOptions {
+            cache_bytes: self.cache_mib << 20,
+            strata_zstd: self.strata_zstd,
+        }
+    }
+
     fn parse(raw: Vec<String>) -> BenchResult<Self> {
         let mut args = Self {
             raw: raw.clone(),
@@ -127,6 +137,7 @@ impl Args {
                 }
                 "--seed" => w.seed = number()?,
                 "--cache-mib" => args.cache_mib = usize::try_from(number()?)?,
+                "--strata-zstd" => args.strata_zstd = Some(i32::try_from(number()?)?),
                 "--engines" => args.engines = value.split(',').map(str::to_owned).collect(),
                 "--out" => args.out = Some(PathBuf::from(value)),
                 "--dir" => args.dir = PathBuf::from(value),
@@ -156,9 +167,7 @@ fn run_child(engine: &str, args: &Args) -> BenchResult<()> {
     let dir = tempfile::Builder::new()
         .prefix(&format!("peers-{engine}-"))
         .tempdir_in(&args.dir)?;
-    let options = StoreOptions {
-        cache_bytes: args.cache_mib << 20,
-    };
+    let options = args.store_options();
     let measurements = {
         let mut store = store::open(engine, dir.path(), options)?;
         workload::run(store.as_mut(), dir.path(), &args.workload)?
@@ -207,7 +216,7 @@ fn run_parent(args: &Args) -> BenchResult<()> {
             result: result.map_err(|e| e.to_string()),
         });
     }
-    let table = report::render(&args.workload, args.cache_mib, &columns);
+    let table = report::render(&args.workload, &args.store_options(), &columns);
     println!("{table}");
     if let Some(path) = &args.out {
         std::fs::write(path, &table)?;

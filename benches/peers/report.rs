@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::store::StoreOptions;
 use crate::workload::{Measurement, Workload};
 
 /// Engine whose column is compared against the best peer.
@@ -176,14 +177,20 @@ fn rows(w: &Workload) -> Vec<Row> {
 }
 
 /// Renders the table: one row per workload, one column per engine, then strata / best peer.
-pub fn render(w: &Workload, cache_mib: usize, columns: &[Column]) -> String {
+pub fn render(w: &Workload, options: &StoreOptions, columns: &[Column]) -> String {
+    let cache_mib = options.cache_bytes >> 20;
+    let strata = match options.strata_zstd {
+        None => "strata default options".to_owned(),
+        Some(0) => "strata with uncompressed level-1+ blocks".to_owned(),
+        Some(level) => format!("strata with zstd level {level} blocks"),
+    };
     let mut out = String::new();
     let live_mib = (w.entries * (crate::keys::KEY_BYTES as u64 + w.value_bytes as u64)) as f64
         / f64::from(1u32 << 20);
     let _ = writeln!(
         out,
         "{} entries ({} partitions, {}-byte keys, {}-byte values, {live_mib:.1} MiB of key+value bytes), \
-         cache {cache_mib} MiB per engine, seed {}.\n",
+         cache {cache_mib} MiB per engine, {strata}, seed {}.\n",
         w.entries,
         w.partitions,
         crate::keys::KEY_BYTES,

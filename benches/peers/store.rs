@@ -23,6 +23,8 @@ pub enum Durability {
 pub struct StoreOptions {
     /// Bytes of block/page cache the engine may use.
     pub cache_bytes: usize,
+    /// strata only: zstd level of level-1+ SST blocks (`Some(0)` = uncompressed, `None` = default).
+    pub strata_zstd: Option<i32>,
 }
 
 /// A key-value engine under comparison. Shared between writer threads, hence `Sync`.

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use strata::engine::{Engine, Options, PrefixExtractor, WriteBatch};
+use strata::engine::{Compression, Engine, Options, PrefixExtractor, WriteBatch};
 
 use crate::keys::TABLE_ID_BYTES;
 use crate::store::{BenchResult, Durability, KvReader, KvStore, StoreOptions};
@@ -29,11 +29,16 @@ pub struct StrataStore {
 impl StrataStore {
     /// Creates `dir/strata.db` with default options and a block cache of `options.cache_bytes`.
     pub fn open(dir: &Path, options: StoreOptions) -> BenchResult<Self> {
-        let engine_options = Options {
+        let mut engine_options = Options {
             block_cache_bytes: options.cache_bytes,
             prefix_extractor: Some(Arc::new(PartitionPrefix)),
             ..Options::default()
         };
+        match options.strata_zstd {
+            None => {}
+            Some(0) => engine_options.compression = Compression::None,
+            Some(level) => engine_options.compression = Compression::Zstd(level),
+        }
         Ok(Self {
             engine: Engine::open(dir.join("strata.db"), engine_options)?,
         })
