@@ -203,3 +203,18 @@ fn raw_value_len(value: &Value) -> usize {
         Value::String(text) => text.len(),
     }
 }
+
+#[test]
+fn property_format_md_example_bytes_are_exact() {
+    let mut entity = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap());
+    entity.set_timestamp(DateTime::parse("2024-01-01T00:00:00Z").unwrap());
+    entity
+        .set(PropertyName::new("Age").unwrap(), Value::Int32(42))
+        .unwrap();
+    assert_eq!(entity.timestamp().unwrap().ticks(), 638_396_640_000_000_000);
+    let expected = [
+        0x01, 0x01, 0x00, 0xC0, 0x00, 0x99, 0x5C, 0x0A, 0xDC, 0x08, 0x01, 0x03, b'A', b'g', b'e',
+        0x06, 0x54,
+    ];
+    assert_eq!(property::encode(&entity), expected);
+}

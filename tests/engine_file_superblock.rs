@@ -200,3 +200,71 @@ fn superblock_extents_past_superblock_area_only() {
     assert!(matches!(read_superblock(&s), Err(Error::Corruption { .. })));
     assert!(s.len().unwrap() >= 4096);
 }
+
+#[test]
+fn superblock_any_flipped_bit_never_yields_a_damaged_slot() {
+    let s = FaultyStorage::new();
+    write_superblock(&s, &sb(4)).unwrap();
+    write_superblock(&s, &sb(5)).unwrap();
+    for byte in 0..2 * SLOT_SIZE as u64 {
+        let bit = (byte % 8) as u8;
+        s.flip_bit(byte, bit);
+        let got = read_superblock(&s).unwrap().unwrap();
+        // A flip in the newest slot falls back to the older one; in the older, changes nothing.
+        let expected = if byte >= SLOT_OFFSETS[1] {
+            sb(4)
+        } else {
+            sb(5)
+        };
+        assert_eq!(got, expected, "bit {bit} of byte {byte}");
+        s.flip_bit(byte, bit);
+    }
+}
+
+#[test]
+fn superblock_any_flipped_bit_in_only_slot_is_an_error_within_it() {
+    let s = FaultyStorage::new();
+    write_superblock(&s, &sb(1)).unwrap();
+    for byte in SLOT_OFFSETS[1]..SLOT_OFFSETS[1] + SLOT_SIZE as u64 {
+        s.flip_bit(byte, 7);
+        match read_superblock(&s) {
+            Err(Error::Corruption { offset, .. }) => assert!((4096..8192).contains(&offset)),
+            Err(Error::NotADatabase { .. }) => assert!(byte < 4096 + 8, "magic byte {byte}"),
+            other => panic!("flip at {byte}: {other:?}"),
+        }
+        s.flip_bit(byte, 7);
+    }
+}
+
+#[test]
+fn superblock_short_foreign_file_is_not_a_database() {
+    for text in [
+        &b"x"[..],
+        b"hello",
+        b"a short text file, well under one page\n",
+    ] {
+        let s = FaultyStorage::from_image(text.to_vec());
+        assert!(
+            matches!(read_superblock(&s), Err(Error::NotADatabase { .. })),
+            "{text:?}"
+        );
+    }
+}
+
+#[test]
+fn superblock_torn_write_at_every_byte_keeps_previous_generation() {
+    use strata::engine::file::Fault;
+    for keep in 0..=SLOT_SIZE {
+        let s = FaultyStorage::new();
+        write_superblock(&s, &sb(4)).unwrap();
+        s.sync_data().unwrap();
+        s.inject(Fault::TornWrite { keep });
+        assert!(write_superblock(&s, &sb(5)).is_err());
+        let expected = if keep == SLOT_SIZE { sb(5) } else { sb(4) };
+        assert_eq!(
+            read_superblock(&s).unwrap(),
+            Some(expected),
+            "torn at byte {keep}"
+        );
+    }
+}

@@ -229,3 +229,12 @@ fn sst_estimated_len_tracks_image_len() {
         image.len()
     );
 }
+
+#[test]
+fn sst_reader_iter_and_cache_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<strata::engine::sst::SstReader>();
+    assert_send_sync::<strata::engine::sst::SstIter>();
+    assert_send_sync::<strata::engine::sst::BlockCache>();
+    assert_send_sync::<SstWriter>();
+}

@@ -176,7 +176,7 @@ impl Inner {
         let wal = writer.wal.as_ref().ok_or(Error::ReadOnly)?;
         let mut image = frames(wal.segment().id);
         if !self.append(writer, &image)? {
-            self.rotate(writer, image.len() as u64)?;
+            self.rotate(writer, image.len() as u64, true)?;
             let id = writer.wal.as_ref().ok_or(Error::ReadOnly)?.segment().id;
             image = frames(id);
             if !self.append(writer, &image)? {
@@ -221,8 +221,12 @@ impl Inner {
     }
 
     /// Starts a new WAL segment of at least `min_len` bytes and makes a superblock listing it
-    /// durable before anything is appended to it.
-    pub fn rotate(&self, writer: &mut WriterState, min_len: u64) -> Result<()> {
+    /// durable before anything is appended to it. Segments double in size while they fill up
+    /// (`grow`) and start small again after a memtable switch, so a tiny database stays tiny.
+    pub fn rotate(&self, writer: &mut WriterState, min_len: u64, grow: bool) -> Result<()> {
+        if !grow {
+            writer.next_segment_len = WAL_SEGMENT_MIN_BYTES;
+        }
         // Replay requires every segment but the last to end with a seal.
         if let Some(wal) = writer.wal.as_mut() {
             wal.seal(&*self.storage).map_err(|err| self.poisoned(err))?;
@@ -268,7 +272,7 @@ impl Inner {
     /// Freezes the active memtable behind a fresh WAL segment (so every older segment can go
     /// once it is flushed) and wakes the flusher.
     pub fn freeze(&self, writer: &mut WriterState) -> Result<()> {
-        self.rotate(writer, 0)?;
+        self.rotate(writer, 0, false)?;
         let first_live_segment = writer.wal.as_ref().map_or(0, |wal| wal.segment().id);
         let old = {
             let mut view = self.view.write();

@@ -185,7 +185,7 @@ fn start_writable(inner: &Inner, fresh: bool) -> Result<()> {
     let _guard = inner.maintenance.lock();
     let mut writer = inner.writer.lock();
     if fresh {
-        inner.rotate(&mut writer, 0)?;
+        inner.rotate(&mut writer, 0, false)?;
         return Ok(());
     }
     inner.freeze(&mut writer)?;

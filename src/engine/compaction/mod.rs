@@ -109,6 +109,7 @@ impl Inner {
             level.extend(outputs);
             level.sort_by(|a, b| a.meta.props.min_key.cmp(&b.meta.props.min_key));
         }
+        drop(current);
         self.install(version, job.inputs.clone(), None)
     }
 
@@ -200,8 +201,7 @@ impl Inner {
     /// file can shrink. Caller holds `maintenance`.
     pub fn compact_all(&self) -> Result<()> {
         self.flush_locked(false)?;
-        let version = Arc::clone(&self.view().version);
-        let inputs: Vec<Arc<SstHandle>> = version.ssts().cloned().collect();
+        let inputs: Vec<Arc<SstHandle>> = self.view().version.ssts().cloned().collect();
         if !inputs.is_empty() {
             let job = CompactionJob {
                 inputs,
@@ -212,6 +212,8 @@ impl Inner {
         }
         // Drop the WAL segment allocated before the compaction (likely mid-file), then move
         // SSTs down into the holes the compaction left.
+        // The first switch frees the old segment; the second can then land in the lowest hole.
+        self.flush_locked(true)?;
         self.flush_locked(true)?;
         self.relocate_tail()
     }
@@ -255,9 +257,10 @@ impl Inner {
             }
             moved.push(sst);
         }
-        if moved.is_empty() {
-            return self.truncate_tail();
+        drop(current);
+        if !moved.is_empty() {
+            self.install(version, moved, None)?;
         }
-        self.install(version, moved, None)
+        self.truncate_tail()
     }
 }

@@ -111,6 +111,11 @@ impl Superblock {
 
     /// Decodes the slot at file offset `base` (used only to name offsets in errors).
     pub fn decode(bytes: &[u8], base: u64) -> Result<Self, SlotError> {
+        // An absent slot, or one whose first bytes are not (a prefix of) the magic, is foreign.
+        let head = bytes.get(..MAGIC.len()).unwrap_or(bytes);
+        if head.is_empty() || MAGIC.get(..head.len()) != Some(head) {
+            return Err(SlotError::BadMagic);
+        }
         if bytes.len() < SLOT_SIZE {
             return Err(SlotError::Invalid {
                 offset: base + bytes.len() as u64,
@@ -118,9 +123,6 @@ impl Superblock {
             });
         }
         let r = SlotReader { bytes, base };
-        if bytes.get(slot::MAGIC..slot::MAGIC + MAGIC.len()) != Some(&MAGIC[..]) {
-            return Err(SlotError::BadMagic);
-        }
         let stored_crc = r.u32(slot::CRC)?;
         let crc = crc32fast::hash(bytes.get(..slot::CRC).unwrap_or_default());
         if crc != stored_crc {

@@ -110,6 +110,11 @@ impl SstIter {
         self.current().map(BlockCursor::value).unwrap_or_default()
     }
 
+    /// Index of the block under the cursor.
+    pub(super) fn block_index(&self) -> usize {
+        self.block_idx
+    }
+
     /// File offset of the block under the cursor (for error reports).
     pub fn block_offset(&self) -> Option<u64> {
         self.current().map(BlockCursor::block_file_offset)

@@ -295,7 +295,7 @@ impl SstReader {
         let at = self.extent.offset + handle.offset;
         let mut stored = vec![0u8; handle.len as usize];
         read_at(&*self.storage, &mut stored, at, "read SST block")?;
-        let block = Arc::new(Block::decode(&stored, at)?);
+        let block = Arc::new(Block::decode_owned(stored, at)?);
         self.cache
             .insert(self.id, handle.offset, Arc::clone(&block));
         Ok(block)
@@ -306,6 +306,7 @@ impl SstReader {
     pub fn verify(self: &Arc<Self>) -> Result<()> {
         let mut it = self.iter(&[]);
         let mut count = 0u64;
+        let mut tombstones = 0u64;
         let mut prev: Option<(Vec<u8>, Seq)> = None;
         let p = &self.properties;
         while it.advance()? {
@@ -321,6 +322,17 @@ impl SstReader {
                     return Err(corruption(at, "SST entries out of order"));
                 }
             }
+            let idx = it.block_index();
+            let in_block = self.index.get(idx).is_some_and(|e| key <= &*e.separator)
+                && (idx == 0
+                    || self
+                        .index
+                        .get(idx - 1)
+                        .is_some_and(|e| key >= &*e.separator));
+            if !in_block {
+                return Err(corruption(at, "SST entry outside its block's index range"));
+            }
+            tombstones += u64::from(it.kind() == ValueKind::Delete);
             if seq < p.min_seq || seq > p.max_seq || key < &p.min_key[..] || key > &p.max_key[..] {
                 return Err(corruption(at, "SST entry outside the recorded bounds"));
             }
@@ -334,10 +346,13 @@ impl SstReader {
                 None => prev = Some((key.to_vec(), seq)),
             }
         }
-        if count != p.entries {
+        if count != p.entries || tombstones != p.tombstones {
             return Err(corruption(
                 self.extent.offset,
-                format!("SST holds {count} entries, properties say {}", p.entries),
+                format!(
+                    "SST holds {count} entries and {tombstones} tombstones, properties say {} and {}",
+                    p.entries, p.tombstones
+                ),
             ));
         }
         Ok(())
@@ -345,9 +360,13 @@ impl SstReader {
 }
 
 fn read_at(storage: &dyn Storage, buf: &mut [u8], offset: u64, op: &'static str) -> Result<()> {
-    storage
-        .read_exact_at(buf, offset)
-        .map_err(|source| Error::Io { op, source })
+    storage.read_exact_at(buf, offset).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::UnexpectedEof {
+            corruption(offset, format!("the file ends inside an SST ({op})"))
+        } else {
+            Error::Io { op, source }
+        }
+    })
 }
 
 /// Decodes one stored data block (trailer, checksum, decompression, entries); a total function

@@ -1,6 +1,6 @@
 //! Appends records to the current WAL segment.
 
-use super::format::{HEADER_LEN, KIND_RECORD, KIND_SEAL, MAX_PAYLOAD_LEN, ZERO_CHUNK_LEN, field};
+use super::format::{HEADER_LEN, KIND_RECORD, KIND_SEAL, MAX_PAYLOAD_LEN, ZERO_CHUNK_LEN};
 use super::record::{WalRecord, encode_frame};
 use crate::engine::file::{PAGE_SIZE, Storage, WalSegmentRef};
 use crate::engine::{Error, Result};
@@ -15,9 +15,25 @@ use crate::engine::{Error, Result};
 ///   To leave a segment early (e.g. at a memtable switch), call [`WalWriter::seal`] before the
 ///   superblock that lists the next segment is written: replay requires every segment but the
 ///   last to end with a seal;
-/// - the first write of a writer that resumes a segment (`pos > 0`, or a torn first frame)
-///   zeroes the rest of the segment and syncs, so frames of the crashed run that lie beyond
-///   `pos` can never be chained onto the new ones.
+/// - the first write of a writer that resumes a segment (`pos > 0`, or any trace of this
+///   segment's id past `pos`) zeroes the rest of the segment and syncs, so frames of a crashed
+///   run that lie beyond `pos` can never be chained onto the new ones.
+///
+/// ```
+/// use strata::engine::file::{Extent, FaultyStorage, WalSegmentRef};
+/// use strata::engine::wal::{WalRecord, WalWriter, replay};
+///
+/// let disk = FaultyStorage::new();
+/// let segment = WalSegmentRef { extent: Extent { offset: 8192, len: 65536 }, id: 1 };
+/// let mut wal = WalWriter::new(segment, 0);
+/// let group = [WalRecord { seq: 1, payload: b"batch one" }, WalRecord { seq: 2, payload: b"two" }];
+/// assert!(wal.append_records(&disk, &group)?);
+/// wal.sync(&disk)?;
+/// let mut seqs = Vec::new();
+/// let end = replay(&disk, &[segment], &mut |seq, _payload| Ok(seqs.push(seq)))?;
+/// assert_eq!((seqs, end.pos), (vec![1, 2], wal.pos()));
+/// # Ok::<(), strata::engine::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct WalWriter {
     segment: WalSegmentRef,
@@ -97,6 +113,13 @@ impl WalWriter {
         result
     }
 
+    /// Appends the frame of `record` for this writer's segment to `out`, carrying the writer's
+    /// durability watermark (prefer it to `encode_record` for frames given to `append`: the
+    /// watermark is what lets replay tell a damaged synced record from a torn tail).
+    pub fn encode(&self, record: &WalRecord<'_>, out: &mut Vec<u8>) {
+        encode_frame(self.segment.id, self.synced, KIND_RECORD, record, out);
+    }
+
     /// Writes a seal frame at the tail: the segment takes no more records. Idempotent.
     pub fn seal(&mut self, storage: &dyn Storage) -> Result<()> {
         if self.sealed {
@@ -170,7 +193,7 @@ impl WalWriter {
         if self.prepared {
             return Ok(());
         }
-        if self.pos > 0 || self.holds_own_frame(storage)? {
+        if self.pos > 0 || self.may_hold_own_frames(storage)? {
             let mut at = self.pos;
             let zeros = vec![0u8; ZERO_CHUNK_LEN];
             while at < self.segment.extent.len {
@@ -198,26 +221,32 @@ impl WalWriter {
         Ok(())
     }
 
-    /// Whether the header at `pos` carries this segment's id (a torn frame of an earlier run).
-    fn holds_own_frame(&self, storage: &dyn Storage) -> Result<bool> {
-        let mut head = [0u8; HEADER_LEN];
-        let at = self.segment.extent.offset + self.pos;
-        let len = storage.len().map_err(|source| Error::Io {
+    /// Whether the segment from `pos` on may hold frames of this same segment (left by a run
+    /// that crashed): any occurrence of the id's low 32 bits counts. A false alarm only costs
+    /// a needless clearing; frames of other segments never match.
+    fn may_hold_own_frames(&self, storage: &dyn Storage) -> Result<bool> {
+        let file_len = storage.len().map_err(|source| Error::Io {
             op: "read file length",
             source,
         })?;
-        if at.saturating_add(HEADER_LEN as u64) > len {
+        let start = self.segment.extent.offset + self.pos;
+        let available = file_len
+            .min(self.segment.extent.end())
+            .saturating_sub(start);
+        let Ok(len) = usize::try_from(available) else {
+            return Ok(true);
+        };
+        if len < HEADER_LEN {
             return Ok(false);
         }
+        let mut tail = vec![0u8; len];
         storage
-            .read_exact_at(&mut head, at)
+            .read_exact_at(&mut tail, start)
             .map_err(|source| Error::Io {
                 op: "read WAL tail",
                 source,
             })?;
-        let seg = head
-            .get(field::SEGMENT..field::SEGMENT + 4)
-            .and_then(|b| <[u8; 4]>::try_from(b).ok());
-        Ok(seg.map(u32::from_le_bytes) == Some(self.segment.id as u32))
+        let id = (self.segment.id as u32).to_le_bytes();
+        Ok(tail.windows(id.len()).any(|w| w == id))
     }
 }
