@@ -62,6 +62,17 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// Decodes a varint at `*pos`, advancing it; `None` if truncated or longer than 10 bytes.
 #[inline]
 pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    // Lengths in blocks are almost always < 128: one byte, no loop.
+    let first = *buf.get(*pos)?;
+    if first < 0x80 {
+        *pos += 1;
+        return Some(u64::from(first));
+    }
+    get_varint_slow(buf, pos)
+}
+
+#[inline(never)]
+fn get_varint_slow(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let mut result = 0u64;
     let mut shift = 0u32;
     loop {
@@ -219,4 +230,66 @@ pub fn open_block(stored: &[u8], offset: u64) -> Result<(&[u8], u8)> {
         return Err(corruption(offset, "block has no type byte"));
     };
     Ok((contents, block_type))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[test]
+    fn varint_roundtrips_boundaries() {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, v);
+            let mut pos = 0;
+            assert_eq!(get_varint(&buf, &mut pos), Some(v));
+            assert_eq!(pos, buf.len());
+            for cut in 0..buf.len() {
+                assert_eq!(get_varint(&buf[..cut], &mut 0), None, "{v} cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn varint_overlong_or_overflowing_is_rejected() {
+        assert_eq!(get_varint(&[0xff; 11], &mut 0), None);
+        // Ten bytes whose last carries more than the one bit left of a u64.
+        let mut too_big = vec![0xff; 9];
+        too_big.push(0x02);
+        assert_eq!(get_varint(&too_big, &mut 0), None);
+    }
+
+    #[test]
+    fn footer_roundtrips_and_rejects_bad_magic() {
+        let footer = Footer {
+            bloom: BlockHandle { offset: 1, len: 2 },
+            prefix: BlockHandle { offset: 3, len: 4 },
+            index: BlockHandle { offset: 5, len: 6 },
+            properties: BlockHandle { offset: 7, len: 8 },
+        };
+        let mut buf = Vec::new();
+        footer.encode(&mut buf);
+        assert_eq!(buf.len(), FOOTER_LEN);
+        assert_eq!(Footer::decode(&buf, 0).unwrap(), footer);
+        buf[70] ^= 1;
+        let crc = crc32fast::hash(&buf[..FOOTER_LEN - 4]);
+        buf[FOOTER_LEN - 4..].copy_from_slice(&crc.to_le_bytes());
+        assert!(
+            Footer::decode(&buf, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("magic")
+        );
+    }
 }
