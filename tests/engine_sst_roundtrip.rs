@@ -238,3 +238,24 @@ fn sst_reader_iter_and_cache_are_send_and_sync() {
     assert_send_sync::<strata::engine::sst::BlockCache>();
     assert_send_sync::<SstWriter>();
 }
+
+#[test]
+fn sst_entry_larger_than_a_block_roundtrips() {
+    let big: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 251) as u8).collect();
+    let entries: Vec<Entry> = vec![
+        (b"a".to_vec(), 5, ValueKind::Put, b"small".to_vec()),
+        (b"b".to_vec(), 4, ValueKind::Put, big.clone()),
+        (b"c".to_vec(), 3, ValueKind::Put, vec![0u8; 1 << 20]),
+    ];
+    for compression in [Compression::None, Compression::Zstd(1)] {
+        let reader = open_image(&build(options(4096, 16, compression), &entries), 1 << 20).unwrap();
+        reader.verify().unwrap();
+        assert_eq!(reader.get(b"b", 9).unwrap().unwrap().value, big);
+        assert_eq!(
+            reader.get(b"c", 9).unwrap().unwrap().value,
+            vec![0u8; 1 << 20]
+        );
+        let keys: Vec<Vec<u8>> = reader.iter(b"a\0").map(|e| e.unwrap().key).collect();
+        assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec()]);
+    }
+}
