@@ -140,6 +140,13 @@ fn bench_sst(c: &mut Criterion) {
                 black_box(reader.get(&key(next()), u64::MAX).unwrap());
             });
         });
+        // A hot set of 1,000 keys (~30 blocks) stays in CPU caches: the cost of the code
+        // itself rather than of memory latency.
+        group.bench_function(format!("readrandom/{name}/hot"), |b| {
+            on_cpu(b, || {
+                black_box(reader.get(&key(next() % 1000), u64::MAX).unwrap());
+            });
+        });
         let cold = open(&image, 0);
         group.bench_function(format!("readrandom/{name}/uncached"), |b| {
             on_cpu(b, || {

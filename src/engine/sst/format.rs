@@ -71,7 +71,6 @@ pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
     get_varint_slow(buf, pos)
 }
 
-#[inline(never)]
 fn get_varint_slow(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let mut result = 0u64;
     let mut shift = 0u32;
