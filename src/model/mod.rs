@@ -10,10 +10,11 @@ mod guid;
 pub mod limits;
 mod names;
 mod value;
+mod wire;
 
 pub use datetime::DateTime;
 pub use entity::Entity;
-pub use error::ModelError;
+pub use error::{KeyKind, ModelError};
 pub use guid::Guid;
 pub use names::{PartitionKey, PropertyName, RowKey, TableName};
 pub use value::{EdmType, Value};

@@ -1,18 +1,345 @@
 //! Validated names: tables, keys and properties.
 
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use super::error::{KeyKind, excerpt};
+use super::limits::{
+    KEY_MAX_BYTES, PROPERTY_NAME_MAX_LEN, RESERVED_PROPERTY_NAMES, RESERVED_TABLE_NAME,
+    TABLE_NAME_MAX_LEN, TABLE_NAME_MIN_LEN, UTF16_UNIT_BYTES,
+};
+use super::{ModelError, Result};
+
+/// Size of `s` in bytes when encoded as UTF-16, the unit in which the service limits strings.
+pub(crate) fn utf16_bytes(s: &str) -> usize {
+    // Counted on the UTF-8 bytes without decoding (a loop the compiler vectorises): every
+    // char has one leading (non-continuation) byte and is one UTF-16 unit, except the 4-byte
+    // ones (lead byte >= 0xF0), which are a surrogate pair.
+    let units: usize = s
+        .bytes()
+        .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+        .sum();
+    units * UTF16_UNIT_BYTES
+}
+
 /// A table name: `^[A-Za-z][A-Za-z0-9]{2,62}$`, not `tables`; compares and hashes
 /// case-insensitively while keeping the spelling it was created with.
+///
+/// ```
+/// use strata::model::TableName;
+/// let name = TableName::new("Customers2024")?;
+/// assert_eq!(name, TableName::new("CUSTOMERS2024")?);
+/// assert_eq!(name.as_str(), "Customers2024");
+/// assert!(TableName::new("tables").is_err());
+/// # Ok::<(), strata::model::ModelError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct TableName(String);
 
-/// A PartitionKey: at most 1 KiB (UTF-16 code units × 2), none of `/ \ # ?` nor control characters.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PartitionKey(String);
+impl TableName {
+    /// Validates `name` against the table name rules.
+    ///
+    /// # Errors
+    /// [`ModelError::TableNameInvalid`] for a name outside the pattern,
+    /// [`ModelError::TableNameReserved`] for `tables` in any case.
+    pub fn new(name: impl Into<String>) -> Result<Self> {
+        let name = name.into();
+        let invalid = |reason| ModelError::TableNameInvalid {
+            name: excerpt(&name),
+            reason,
+        };
+        let mut chars = name.chars();
+        match chars.next() {
+            None => return Err(invalid("is empty")),
+            Some(c) if !c.is_ascii_alphabetic() => {
+                return Err(invalid("does not start with an ASCII letter"));
+            }
+            Some(_) => {}
+        }
+        if chars.any(|c| !c.is_ascii_alphanumeric()) {
+            return Err(invalid(
+                "contains a character other than ASCII letters and digits",
+            ));
+        }
+        // Only ASCII remains, so the byte length is the character count.
+        if name.len() < TABLE_NAME_MIN_LEN {
+            return Err(invalid("is shorter than 3 characters"));
+        }
+        if name.len() > TABLE_NAME_MAX_LEN {
+            return Err(invalid("is longer than 63 characters"));
+        }
+        if name.eq_ignore_ascii_case(RESERVED_TABLE_NAME) {
+            return Err(ModelError::TableNameReserved { name });
+        }
+        Ok(Self(name))
+    }
 
-/// A RowKey: the same rules as [`PartitionKey`].
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RowKey(String);
+    /// The name as it was spelled at creation.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name in ASCII lower case: the form under which it is unique.
+    #[must_use]
+    pub fn to_folded(&self) -> String {
+        self.0.to_ascii_lowercase()
+    }
+
+    /// Takes the name out, keeping its spelling.
+    #[must_use]
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl PartialEq for TableName {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.eq_ignore_ascii_case(&other.0)
+    }
+}
+
+impl Eq for TableName {}
+
+impl Hash for TableName {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Consistent with `eq`: equal names fold to the same bytes.
+        for b in self.0.bytes() {
+            state.write_u8(b.to_ascii_lowercase());
+        }
+        state.write_usize(self.0.len());
+    }
+}
+
+impl Ord for TableName {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Consistent with `eq`: ordered by the folded spelling.
+        let other = other.0.bytes().map(|b| b.to_ascii_lowercase());
+        self.0.bytes().map(|b| b.to_ascii_lowercase()).cmp(other)
+    }
+}
+
+impl PartialOrd for TableName {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for TableName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for TableName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Checks a PartitionKey or RowKey: forbidden characters first (they name the exact
+/// problem), then the size.
+fn validate_key(which: KeyKind, key: &str) -> Result<()> {
+    // Every forbidden char is ASCII or a C1 control, whose UTF-8 form starts with 0xC2; a key
+    // without such bytes (nearly all of them) needs no decoding.
+    let suspect = |b: &u8| b.is_ascii_control() || matches!(b, b'/' | b'\\' | b'#' | b'?' | 0xC2);
+    if key.as_bytes().iter().any(suspect) {
+        if let Some((index, ch)) = key.char_indices().find(|&(_, c)| is_forbidden_key_char(c)) {
+            return Err(ModelError::KeyInvalidChar {
+                which,
+                key: excerpt(key),
+                ch,
+                index,
+            });
+        }
+    }
+    let len_bytes = utf16_bytes(key);
+    if len_bytes > KEY_MAX_BYTES {
+        return Err(ModelError::KeyTooLarge { which, len_bytes });
+    }
+    Ok(())
+}
+
+/// Whether `c` may not appear in a key: `/ \ # ?` and the C0 and C1 control ranges
+/// (U+0000–U+001F, U+007F–U+009F). Excluding U+0000 is what lets the codec use `0x00` as the
+/// separator between PartitionKey and RowKey.
+const fn is_forbidden_key_char(c: char) -> bool {
+    matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+macro_rules! key_type {
+    ($(#[$doc:meta])* $ty:ident, $kind:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        pub struct $ty(String);
+
+        impl $ty {
+            /// Validates `key`: none of `/ \ # ?` nor control characters (U+0000–U+001F,
+            /// U+007F–U+009F), and at most 1024 bytes counted as UTF-16 code units × 2 (as the
+            /// service counts). The empty string is a valid key.
+            ///
+            /// # Errors
+            /// [`ModelError::KeyInvalidChar`] or [`ModelError::KeyTooLarge`].
+            pub fn new(key: impl Into<String>) -> Result<Self> {
+                let key = key.into();
+                validate_key($kind, &key)?;
+                Ok(Self(key))
+            }
+
+            /// The key's text.
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// Takes the key's text out.
+            #[must_use]
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $ty {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $ty {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+key_type!(
+    /// A PartitionKey: at most 1 KiB (UTF-16 code units × 2), none of `/ \ # ?` nor control
+    /// characters; empty is valid.
+    ///
+    /// Keys order by code point (UTF-8 byte order, the order of the engine's keys). The
+    /// service orders by UTF-16 code unit; the two differ only between U+E000..=U+FFFF and
+    /// the supplementary planes (above U+FFFF), which sort first in UTF-16.
+    ///
+    /// ```
+    /// use strata::model::PartitionKey;
+    /// assert_eq!(PartitionKey::new("users")?.as_str(), "users");
+    /// assert!(PartitionKey::new("a/b").is_err());
+    /// # Ok::<(), strata::model::ModelError>(())
+    /// ```
+    PartitionKey,
+    KeyKind::PartitionKey
+);
+
+key_type!(
+    /// A RowKey: the same rules as [`PartitionKey`].
+    ///
+    /// ```
+    /// use strata::model::RowKey;
+    /// assert!(RowKey::new("").is_ok());
+    /// assert!(RowKey::new("a#b").is_err());
+    /// ```
+    RowKey,
+    KeyKind::RowKey
+);
 
 /// A custom property name: a C# identifier of 1..=255 characters, not a system property name.
+///
+/// "C# identifier" here is: a letter (Unicode alphabetic) or `_` first, then letters, digits
+/// (Unicode alphanumeric) or `_`; so no `-`, `.`, space or other punctuation. Rust's Unicode
+/// classes are a slight superset of C#'s (they also admit e.g. `²`, category No), which is
+/// accepted rather than pulling in a Unicode category table. Length is counted in UTF-16 code
+/// units, the service's characters. Names are case-sensitive.
+///
+/// ```
+/// use strata::model::PropertyName;
+/// assert_eq!(PropertyName::new("_Price2")?.as_str(), "_Price2");
+/// assert!(PropertyName::new("first-name").is_err());
+/// assert!(PropertyName::new("Timestamp").is_err());
+/// # Ok::<(), strata::model::ModelError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PropertyName(String);
+
+impl PropertyName {
+    /// Validates `name` against the property name rules.
+    ///
+    /// # Errors
+    /// [`ModelError::PropertyNameInvalid`], [`ModelError::PropertyNameTooLong`] or
+    /// [`ModelError::PropertyNameReserved`].
+    pub fn new(name: impl Into<String>) -> Result<Self> {
+        let name = name.into();
+        let invalid = |reason| ModelError::PropertyNameInvalid {
+            name: excerpt(&name),
+            reason,
+        };
+        let mut chars = name.chars();
+        match chars.next() {
+            None => return Err(invalid("is empty")),
+            Some(c) if !(c == '_' || c.is_alphabetic()) => {
+                return Err(invalid("does not start with a letter or '_'"));
+            }
+            Some(_) => {}
+        }
+        if chars.any(|c| !(c == '_' || c.is_alphanumeric())) {
+            return Err(invalid(
+                "contains a character other than letters, digits and '_'",
+            ));
+        }
+        let len = utf16_bytes(&name) / UTF16_UNIT_BYTES;
+        if len > PROPERTY_NAME_MAX_LEN {
+            return Err(ModelError::PropertyNameTooLong {
+                name: excerpt(&name),
+                len,
+            });
+        }
+        if Self::is_reserved(&name) {
+            return Err(ModelError::PropertyNameReserved { name });
+        }
+        Ok(Self(name))
+    }
+
+    /// Whether `name` is a system property name (`PartitionKey`, `RowKey`, `Timestamp`),
+    /// which cannot name a custom property.
+    #[must_use]
+    pub fn is_reserved(name: &str) -> bool {
+        RESERVED_PROPERTY_NAMES.contains(&name)
+    }
+
+    /// The name's text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Takes the name's text out.
+    #[must_use]
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl fmt::Display for PropertyName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for PropertyName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for PropertyName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}

@@ -1,1 +1,0 @@
-//! The compact binary EDM property codec.

@@ -1,0 +1,46 @@
+//! Bytes → Entity, validating everything.
+
+use super::frame::{read_frame, read_header};
+use super::reader::{checked_name, owned_value, utf8_name};
+use crate::codec::cursor::Cursor;
+use crate::codec::error::{CodecError, Result};
+use crate::model::{Entity, PartitionKey, RowKey};
+
+/// The entity `(pk, rk)` whose property value bytes are `bytes`. Total: any input gives an
+/// entity or an error, and nothing is allocated beyond what the input's length justifies
+/// (properties are added one at a time as they are decoded, never preallocated from the count).
+///
+/// Checks the version, flags, Timestamp range, property count (<= 252), every varint's
+/// shortest form, every tag, UTF-8 and the naming rules of every name, no duplicate names,
+/// every value's range and limit, the entity size limit (reported at the name of the property
+/// that crosses it), and that no bytes trail the last property.
+///
+/// # Errors
+/// The first [`CodecError`] found, with its offset.
+pub fn decode(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
+    let mut cursor = Cursor::new(bytes);
+    let header = read_header(&mut cursor)?;
+    let mut entity = Entity::new(pk, rk);
+    for _ in 0..header.count {
+        let frame = read_frame(&mut cursor)?;
+        let name = utf8_name(&frame)?;
+        // Entity::set would silently replace a repeated name; the format forbids repeats.
+        if entity.get(name).is_some() {
+            return Err(CodecError::DuplicateProperty {
+                offset: frame.name_offset,
+                name: name.to_owned(),
+            });
+        }
+        entity
+            .set(checked_name(name, &frame)?, owned_value(&frame)?)
+            .map_err(|source| CodecError::Model {
+                offset: frame.name_offset,
+                source,
+            })?;
+    }
+    cursor.finish()?;
+    if let Some(timestamp) = header.timestamp {
+        entity.set_timestamp(timestamp);
+    }
+    Ok(entity)
+}
