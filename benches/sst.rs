@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Bencher, Criterion, Throughput, criterion_group, criterion_main};
 use strata::engine::file::{Extent, Storage};
-use strata::engine::sst::{BlockCache, SstOptions, SstReader, SstWriter};
+use strata::engine::sst::{BlockCache, SstEntry, SstOptions, SstReader, SstWriter};
 use strata::engine::{Compression, ValueKind};
 
 const ENTRIES: u64 = 100_000;
@@ -178,6 +178,22 @@ fn bench_sst(c: &mut Criterion) {
             let mut n = 0usize;
             while it.advance().unwrap() {
                 n += it.value().len();
+            }
+            black_box(n);
+        });
+    });
+    group.bench_function("readseq/next_into", |b| {
+        on_cpu(b, || {
+            let mut it = reader.iter(&[]);
+            let mut entry = SstEntry {
+                key: Vec::new(),
+                seq: 0,
+                kind: ValueKind::Put,
+                value: Vec::new(),
+            };
+            let mut n = 0usize;
+            while it.next_into(&mut entry).unwrap() {
+                n += entry.value.len();
             }
             black_box(n);
         });

@@ -101,6 +101,13 @@ proptest! {
         let all: Vec<SstEntry> = reader.iter(&[]).collect::<Result<_, _>>().unwrap();
         let expected: Vec<SstEntry> = entries.iter().map(to_sst).collect();
         prop_assert_eq!(&all, &expected);
+        let mut refilled = Vec::new();
+        let mut it = reader.iter(&[]);
+        let mut entry = SstEntry { key: b"stale".to_vec(), seq: 0, kind: ValueKind::Put, value: b"stale".to_vec() };
+        while it.next_into(&mut entry).unwrap() {
+            refilled.push(entry.clone());
+        }
+        prop_assert_eq!(&refilled, &expected);
 
         for (key, read_seq) in gets.iter().map(|(k, s)| (k, s)).chain(entries.iter().map(|e| (&e.0, &e.1))) {
             prop_assert_eq!(reader.get(key, *read_seq).unwrap(), model_get(&model, key, *read_seq));
