@@ -68,7 +68,7 @@ proptest! {
 
     #[test]
     fn block_decode_of_arbitrary_bytes_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
-        strata::fuzz_targets::sst_block::sst_block(&bytes);
+        strata::fuzz_targets::sst_block(&bytes);
     }
 }
 
@@ -94,20 +94,14 @@ fn block_decode_of_unknown_compression_type_is_corruption() {
     assert!(err.to_string().contains("compression type 9"), "{err}");
 }
 
-/// Replays the committed seed corpus of the `sst_block` fuzz target.
+/// Writes the writer-made seeds of the `sst_block` fuzz corpus (replayed by
+/// `tests/fuzz_corpus.rs`); run by hand after a format change.
 #[test]
-fn block_fuzz_corpus_replays_without_panic() {
+#[ignore = "writes the committed seed corpus"]
+fn write_sst_block_seed_corpus() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/sst_block");
-    if std::env::var_os("STRATA_WRITE_SST_CORPUS").is_some() {
-        std::fs::create_dir_all(&dir).unwrap();
-        for (i, block) in seed_blocks().iter().enumerate() {
-            std::fs::write(dir.join(format!("seed-{i}")), block).unwrap();
-        }
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, block) in seed_blocks().iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{i}")), block).unwrap();
     }
-    let mut replayed = 0;
-    for file in std::fs::read_dir(&dir).unwrap() {
-        strata::fuzz_targets::sst_block::sst_block(&std::fs::read(file.unwrap().path()).unwrap());
-        replayed += 1;
-    }
-    assert!(replayed >= 5, "only {replayed} corpus files");
 }

@@ -109,3 +109,27 @@ fn block_cache_separates_ssts_by_id() {
         assert_ne!(ra.get(k, 3).unwrap().unwrap().value, b"other");
     }
 }
+
+#[test]
+fn block_cache_concurrent_readers_see_the_same_data() {
+    let entries = entries();
+    let image = build(options(512, 4, Compression::Zstd(1)), &entries);
+    let storage = Arc::new(MemStorage::default());
+    storage.write_all_at(&image, SST_OFFSET).unwrap();
+    // A cache smaller than the SST keeps evicting while four threads read.
+    let cache = Arc::new(BlockCache::new(32 << 10));
+    let reader = open_with(&storage, image.len(), 3, &cache);
+    std::thread::scope(|s| {
+        for t in 0..4usize {
+            let (reader, entries) = (Arc::clone(&reader), &entries);
+            s.spawn(move || {
+                for (i, (k, seq, _, v)) in entries.iter().enumerate().skip(t).step_by(7) {
+                    let got = reader.get(k, *seq).unwrap().unwrap();
+                    assert_eq!(&got.value, v, "thread {t} entry {i}");
+                }
+                assert_eq!(reader.iter(&[]).count(), entries.len());
+            });
+        }
+    });
+    assert!(cache.used_bytes() <= 32 << 10);
+}

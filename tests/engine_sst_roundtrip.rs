@@ -101,6 +101,13 @@ proptest! {
         let all: Vec<SstEntry> = reader.iter(&[]).collect::<Result<_, _>>().unwrap();
         let expected: Vec<SstEntry> = entries.iter().map(to_sst).collect();
         prop_assert_eq!(&all, &expected);
+        let mut refilled = Vec::new();
+        let mut it = reader.iter(&[]);
+        let mut entry = SstEntry { key: b"stale".to_vec(), seq: 0, kind: ValueKind::Put, value: b"stale".to_vec() };
+        while it.next_into(&mut entry).unwrap() {
+            refilled.push(entry.clone());
+        }
+        prop_assert_eq!(&refilled, &expected);
 
         for (key, read_seq) in gets.iter().map(|(k, s)| (k, s)).chain(entries.iter().map(|e| (&e.0, &e.1))) {
             prop_assert_eq!(reader.get(key, *read_seq).unwrap(), model_get(&model, key, *read_seq));
@@ -237,4 +244,25 @@ fn sst_reader_iter_and_cache_are_send_and_sync() {
     assert_send_sync::<strata::engine::sst::SstIter>();
     assert_send_sync::<strata::engine::sst::BlockCache>();
     assert_send_sync::<SstWriter>();
+}
+
+#[test]
+fn sst_entry_larger_than_a_block_roundtrips() {
+    let big: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 251) as u8).collect();
+    let entries: Vec<Entry> = vec![
+        (b"a".to_vec(), 5, ValueKind::Put, b"small".to_vec()),
+        (b"b".to_vec(), 4, ValueKind::Put, big.clone()),
+        (b"c".to_vec(), 3, ValueKind::Put, vec![0u8; 1 << 20]),
+    ];
+    for compression in [Compression::None, Compression::Zstd(1)] {
+        let reader = open_image(&build(options(4096, 16, compression), &entries), 1 << 20).unwrap();
+        reader.verify().unwrap();
+        assert_eq!(reader.get(b"b", 9).unwrap().unwrap().value, big);
+        assert_eq!(
+            reader.get(b"c", 9).unwrap().unwrap().value,
+            vec![0u8; 1 << 20]
+        );
+        let keys: Vec<Vec<u8>> = reader.iter(b"a\0").map(|e| e.unwrap().key).collect();
+        assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec()]);
+    }
 }

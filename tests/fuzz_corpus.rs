@@ -25,6 +25,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("wal_record", fuzz_targets::wal_record),
     ("open_file", fuzz_targets::open_file),
     ("filter_parse", fuzz_targets::filter_parse),
+    ("sst_block", fuzz_targets::sst_block),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {

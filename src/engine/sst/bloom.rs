@@ -8,7 +8,9 @@
 //! `fastrange32(h1 + i * h2, m)` where `h1`/`h2` are the low/high 32 bits of the hash
 //! (Kirsch–Mitzenmacher double hashing: one hash, `k` nearly independent probes).
 
-use super::format::{MAX_BLOOM_PROBES, MIN_BLOOM_BITS, corruption};
+use super::format::{
+    BLOOM_PROBES_PER_BIT_PERCENT, MAX_BLOOM_BITS, MAX_BLOOM_PROBES, MIN_BLOOM_BITS, corruption,
+};
 use crate::engine::Result;
 
 /// The 64-bit hash both sides of a filter agree on.
@@ -28,10 +30,9 @@ fn bit_of(h: u64, i: u32, m: u64) -> u64 {
 /// Builds the contents of a filter holding `hashes` at `bits_per_key`.
 pub fn build_bloom(hashes: &[u64], bits_per_key: usize) -> Vec<u8> {
     let wanted = (hashes.len() as u64).saturating_mul(bits_per_key as u64);
-    // fastrange32 maps a 32-bit probe onto at most 2^32 bits.
-    let m = wanted.clamp(MIN_BLOOM_BITS, 1 << 32).div_ceil(8) * 8;
-    // k = bits_per_key * ln 2 minimises the false-positive rate.
-    let k = ((bits_per_key as u64 * 69 + 50) / 100).clamp(1, u64::from(MAX_BLOOM_PROBES)) as u32;
+    let m = wanted.clamp(MIN_BLOOM_BITS, MAX_BLOOM_BITS).div_ceil(8) * 8;
+    let k = (bits_per_key as u64 * BLOOM_PROBES_PER_BIT_PERCENT).div_ceil(100);
+    let k = k.clamp(1, u64::from(MAX_BLOOM_PROBES)) as u32;
     let mut bits = vec![0u8; (m / 8) as usize];
     for &h in hashes {
         for i in 0..k {
@@ -63,7 +64,7 @@ impl Bloom {
             return Err(corruption(offset, format!("bloom filter has {k} probes")));
         }
         let m = bits.len() as u64 * 8;
-        if !(MIN_BLOOM_BITS..=1 << 32).contains(&m) {
+        if !(MIN_BLOOM_BITS..=MAX_BLOOM_BITS).contains(&m) {
             return Err(corruption(offset, format!("bloom filter has {m} bits")));
         }
         Ok(Self {

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::block::Block;
+use super::format::TYPICAL_BLOCK_BYTES;
 
 #[derive(Debug, Clone, Copy)]
 struct BlockWeighter;
@@ -15,9 +16,6 @@ impl quick_cache::Weighter<(u64, u64), Arc<Block>> for BlockWeighter {
         block.memory_len() as u64
     }
 }
-
-/// Expected size of a cached block, to size the cache's tables up front.
-const TYPICAL_BLOCK_BYTES: usize = 4096;
 
 /// Decoded data blocks keyed by (SST id, block offset), bounded in bytes.
 ///

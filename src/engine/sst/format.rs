@@ -19,8 +19,18 @@ use crate::engine::{Error, Result};
 pub const SST_MAGIC: u64 = 0x5353_6174_6172_7473;
 /// Version of the SST layout written by this code.
 pub const SST_FORMAT_VERSION: u32 = 1;
+/// Size of one fixed-width block handle (offset u64, len u64) in the footer.
+pub const HANDLE_LEN: usize = 16;
+/// Number of block handles in the footer (bloom, prefix, index, properties).
+pub const FOOTER_HANDLES: usize = 4;
+/// Position of the format version in the footer.
+pub const FOOTER_VERSION_POS: usize = FOOTER_HANDLES * HANDLE_LEN;
+/// Position of the magic number in the footer.
+pub const FOOTER_MAGIC_POS: usize = FOOTER_VERSION_POS + 4;
+/// Position of the footer's CRC32.
+pub const FOOTER_CRC_POS: usize = FOOTER_MAGIC_POS + 8;
 /// Size of the fixed footer at the end of every SST.
-pub const FOOTER_LEN: usize = 4 * 16 + 4 + 8 + 4;
+pub const FOOTER_LEN: usize = FOOTER_CRC_POS + 4;
 /// Size of the trailer after each block's contents: type byte + CRC32.
 pub const BLOCK_TRAILER_LEN: usize = 1 + 4;
 /// Trailer type byte: contents stored as they are.
@@ -40,6 +50,14 @@ pub const RESTART_ENTRY_LEN: usize = 4;
 pub const KIND_LEN: usize = 1;
 /// Probes of a bloom filter are capped so a corrupt or absurd setting stays cheap.
 pub const MAX_BLOOM_PROBES: u8 = 30;
+/// Bloom filters are at most this many bits: a probe is mapped onto the bits by a 32-bit
+/// multiply-shift.
+pub const MAX_BLOOM_BITS: u64 = 1 << 32;
+/// Probes per bit of a bloom filter, in percent: k = bits_per_key * ln 2 minimises the
+/// false-positive rate.
+pub const BLOOM_PROBES_PER_BIT_PERCENT: u64 = 69;
+/// Expected size of a cached block, to size the block cache's tables up front.
+pub const TYPICAL_BLOCK_BYTES: usize = 4096;
 /// Bloom filters are at least this many bits so tiny SSTs still filter well.
 pub const MIN_BLOOM_BITS: u64 = 64;
 /// Bits per prefix of the partition-prefix filter when the whole-key bloom is disabled.
@@ -62,6 +80,16 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// Decodes a varint at `*pos`, advancing it; `None` if truncated or longer than 10 bytes.
 #[inline]
 pub fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    // Lengths in blocks are almost always < 128: one byte, no loop.
+    let first = *buf.get(*pos)?;
+    if first < 0x80 {
+        *pos += 1;
+        return Some(u64::from(first));
+    }
+    get_varint_slow(buf, pos)
+}
+
+fn get_varint_slow(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let mut result = 0u64;
     let mut shift = 0u32;
     loop {
@@ -157,20 +185,20 @@ impl Footer {
         if buf.len() != FOOTER_LEN {
             return Err(corruption(offset, "SST footer truncated"));
         }
-        let crc_pos = FOOTER_LEN - 4;
+        let crc_pos = FOOTER_CRC_POS;
         let stored = get_u32(buf, crc_pos).ok_or_else(|| corruption(offset, "SST footer"))?;
         let body = buf.get(..crc_pos).unwrap_or_default();
         if crc32fast::hash(body) != stored {
             return Err(corruption(offset, "SST footer checksum mismatch"));
         }
-        let magic = get_u64(buf, 4 * 16 + 4).unwrap_or_default();
+        let magic = get_u64(buf, FOOTER_MAGIC_POS).unwrap_or_default();
         if magic != SST_MAGIC {
             return Err(corruption(
                 offset,
                 format!("SST footer magic {magic:#018x} is not {SST_MAGIC:#018x}"),
             ));
         }
-        let version = get_u32(buf, 4 * 16).unwrap_or_default();
+        let version = get_u32(buf, FOOTER_VERSION_POS).unwrap_or_default();
         if version != SST_FORMAT_VERSION {
             return Err(corruption(
                 offset,
@@ -178,8 +206,8 @@ impl Footer {
             ));
         }
         let handle = |i: usize| BlockHandle {
-            offset: get_u64(buf, i * 16).unwrap_or_default(),
-            len: get_u64(buf, i * 16 + 8).unwrap_or_default(),
+            offset: get_u64(buf, i * HANDLE_LEN).unwrap_or_default(),
+            len: get_u64(buf, i * HANDLE_LEN + 8).unwrap_or_default(),
         };
         Ok(Self {
             bloom: handle(0),
@@ -219,4 +247,66 @@ pub fn open_block(stored: &[u8], offset: u64) -> Result<(&[u8], u8)> {
         return Err(corruption(offset, "block has no type byte"));
     };
     Ok((contents, block_type))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[test]
+    fn varint_roundtrips_boundaries() {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, v);
+            let mut pos = 0;
+            assert_eq!(get_varint(&buf, &mut pos), Some(v));
+            assert_eq!(pos, buf.len());
+            for cut in 0..buf.len() {
+                assert_eq!(get_varint(&buf[..cut], &mut 0), None, "{v} cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn varint_overlong_or_overflowing_is_rejected() {
+        assert_eq!(get_varint(&[0xff; 11], &mut 0), None);
+        // Ten bytes whose last carries more than the one bit left of a u64.
+        let mut too_big = vec![0xff; 9];
+        too_big.push(0x02);
+        assert_eq!(get_varint(&too_big, &mut 0), None);
+    }
+
+    #[test]
+    fn footer_roundtrips_and_rejects_bad_magic() {
+        let footer = Footer {
+            bloom: BlockHandle { offset: 1, len: 2 },
+            prefix: BlockHandle { offset: 3, len: 4 },
+            index: BlockHandle { offset: 5, len: 6 },
+            properties: BlockHandle { offset: 7, len: 8 },
+        };
+        let mut buf = Vec::new();
+        footer.encode(&mut buf);
+        assert_eq!(buf.len(), FOOTER_LEN);
+        assert_eq!(Footer::decode(&buf, 0).unwrap(), footer);
+        buf[70] ^= 1;
+        let crc = crc32fast::hash(&buf[..FOOTER_LEN - 4]);
+        buf[FOOTER_LEN - 4..].copy_from_slice(&crc.to_le_bytes());
+        assert!(
+            Footer::decode(&buf, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("magic")
+        );
+    }
 }

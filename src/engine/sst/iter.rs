@@ -8,9 +8,10 @@ use crate::engine::{Result, Seq, ValueKind};
 
 /// A forward iterator over an SST's entries.
 ///
-/// Two ways to consume it: as an `Iterator` of owned [`SstEntry`] values, or without any
-/// per-entry allocation through [`SstIter::advance`] and the borrowed accessors
-/// [`SstIter::key`], [`SstIter::seq`], [`SstIter::kind`], [`SstIter::value`].
+/// Three ways to consume it: as an `Iterator` of owned [`SstEntry`] values (two allocations
+/// per entry); through [`SstIter::next_into`], which refills one caller-owned entry; or with
+/// no copy at all through [`SstIter::advance`] and the borrowed accessors [`SstIter::key`],
+/// [`SstIter::seq`], [`SstIter::kind`], [`SstIter::value`].
 #[derive(Debug)]
 pub struct SstIter {
     reader: Arc<SstReader>,
@@ -84,6 +85,21 @@ impl SstIter {
                 other
             }
         }
+    }
+
+    /// Advances and copies the entry into `entry`, reusing its buffers: an owned entry per
+    /// step without an allocation once the buffers have grown. False at the end.
+    pub fn next_into(&mut self, entry: &mut SstEntry) -> Result<bool> {
+        if !self.advance()? {
+            return Ok(false);
+        }
+        entry.key.clear();
+        entry.key.extend_from_slice(self.key());
+        entry.value.clear();
+        entry.value.extend_from_slice(self.value());
+        entry.seq = self.seq();
+        entry.kind = self.kind();
+        Ok(true)
     }
 
     fn current(&self) -> Option<&BlockCursor> {

@@ -9,6 +9,7 @@ mod block;
 mod bloom;
 mod cache;
 mod format;
+mod index;
 mod iter;
 mod properties;
 mod reader;

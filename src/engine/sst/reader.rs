@@ -6,8 +6,9 @@ use super::block::{Block, BlockCursor};
 use super::bloom::{Bloom, bloom_hash};
 use super::format::{
     BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, BLOOM_KEY_SEED, BLOOM_PREFIX_SEED, BlockHandle, FOOTER_LEN,
-    Footer, corruption, get_varint, open_block,
+    Footer, corruption, open_block,
 };
+use super::index::BlockIndex;
 use super::{BlockCache, SstIter, SstProperties};
 use crate::engine::file::{Extent, Storage};
 use crate::engine::{Error, Result, Seq, ValueKind};
@@ -25,15 +26,6 @@ pub struct SstEntry {
     pub value: Vec<u8>,
 }
 
-/// One data block as the index knows it.
-#[derive(Debug)]
-struct IndexEntry {
-    /// A key >= every user key of the block and < every key of later blocks (it equals the
-    /// last key of the block when the next block starts with the same user key).
-    separator: Box<[u8]>,
-    handle: BlockHandle,
-}
-
 /// An open SST: footer, index and filters in memory, data blocks through the cache.
 #[derive(Debug)]
 pub struct SstReader {
@@ -42,59 +34,10 @@ pub struct SstReader {
     len: u64,
     id: u64,
     cache: Arc<BlockCache>,
-    index: Vec<IndexEntry>,
+    index: BlockIndex,
     bloom: Option<Bloom>,
     prefix: Option<Bloom>,
     properties: SstProperties,
-}
-
-/// Parses the index block contents found at absolute `offset`; data blocks must tile
-/// `0..data_end` exactly, in order.
-fn decode_index(buf: &[u8], offset: u64, data_end: u64) -> Result<Vec<IndexEntry>> {
-    let mut entries: Vec<IndexEntry> = Vec::new();
-    let mut pos = 0;
-    let mut expected_offset = 0u64;
-    while pos < buf.len() {
-        let i = entries.len();
-        let bad = |what: &str| corruption(offset, format!("SST index entry {i}: {what}"));
-        let n = get_varint(buf, &mut pos).ok_or_else(|| bad("bad key length"))?;
-        let sep = usize::try_from(n)
-            .ok()
-            .and_then(|n| buf.get(pos..pos.checked_add(n)?))
-            .ok_or_else(|| bad("key overruns the index"))?;
-        pos += sep.len();
-        let block_offset = get_varint(buf, &mut pos).ok_or_else(|| bad("bad block offset"))?;
-        let block_len = get_varint(buf, &mut pos).ok_or_else(|| bad("bad block length"))?;
-        if block_offset != expected_offset || block_len < BLOCK_TRAILER_LEN as u64 {
-            return Err(bad(&format!(
-                "block ({block_offset}, {block_len}) does not follow the previous block"
-            )));
-        }
-        expected_offset = block_offset
-            .checked_add(block_len)
-            .filter(|&e| e <= data_end)
-            .ok_or_else(|| bad("block overruns the data area"))?;
-        if entries.last().is_some_and(|p| *p.separator > *sep) {
-            return Err(bad("separator out of order"));
-        }
-        entries.push(IndexEntry {
-            separator: sep.into(),
-            handle: BlockHandle {
-                offset: block_offset,
-                len: block_len,
-            },
-        });
-    }
-    if entries.is_empty() || expected_offset != data_end {
-        return Err(corruption(
-            offset,
-            format!(
-                "SST index covers {expected_offset} of {data_end} data bytes in {} blocks",
-                entries.len()
-            ),
-        ));
-    }
-    Ok(entries)
 }
 
 impl SstReader {
@@ -169,10 +112,10 @@ impl SstReader {
         };
         let bloom = filter(footer.bloom)?;
         let prefix = filter(footer.prefix)?;
-        let index = decode_index(block(footer.index)?, base + footer.index.offset, data_end)?;
+        let index = BlockIndex::decode(block(footer.index)?, base + footer.index.offset, data_end)?;
         let props_at = base + footer.properties.offset;
         let properties = SstProperties::decode(block(footer.properties)?, props_at)?;
-        let last_sep = index.last().map(|e| &*e.separator).unwrap_or_default();
+        let last_sep = index.last_separator().unwrap_or_default();
         if properties.max_key.as_slice() != last_sep {
             return Err(corruption(props_at, "SST max key disagrees with its index"));
         }
@@ -279,15 +222,14 @@ impl SstReader {
 
     /// Index of the first block that may hold `key` (== `data_blocks()` if none).
     pub(super) fn find_block(&self, key: &[u8]) -> usize {
-        self.index.partition_point(|e| &*e.separator < key)
+        self.index.find(key)
     }
 
     /// Data block `idx`, from the cache or read, verified and decoded.
     pub(super) fn block(&self, idx: usize) -> Result<Arc<Block>> {
         let handle = self
             .index
-            .get(idx)
-            .map(|e| e.handle)
+            .handle(idx)
             .ok_or_else(|| Error::InvalidArgument(format!("SST block {idx} does not exist")))?;
         if let Some(b) = self.cache.get(self.id, handle.offset) {
             return Ok(b);
@@ -323,12 +265,8 @@ impl SstReader {
                 }
             }
             let idx = it.block_index();
-            let in_block = self.index.get(idx).is_some_and(|e| key <= &*e.separator)
-                && (idx == 0
-                    || self
-                        .index
-                        .get(idx - 1)
-                        .is_some_and(|e| key >= &*e.separator));
+            let in_block = self.index.separator(idx).is_some_and(|s| key <= s)
+                && (idx == 0 || self.index.separator(idx - 1).is_some_and(|s| key >= s));
             if !in_block {
                 return Err(corruption(at, "SST entry outside its block's index range"));
             }

@@ -7,8 +7,9 @@ use super::block::{BlockBuilder, BlockSealer};
 use super::bloom::{bloom_hash, build_bloom};
 use super::format::{
     BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, BLOOM_KEY_SEED, BLOOM_PREFIX_SEED, BlockHandle,
-    DEFAULT_PREFIX_BITS_PER_KEY, FOOTER_LEN, Footer, put_varint, seal_block,
+    DEFAULT_PREFIX_BITS_PER_KEY, FOOTER_LEN, Footer, seal_block,
 };
+use super::index::put_index_entry;
 use crate::engine::{Compression, Error, PrefixExtractor, Result, Seq, ValueKind};
 
 /// How an SST is built.
@@ -50,7 +51,6 @@ pub struct SstWriter {
     block: BlockBuilder,
     /// (separator, handle) of each finished data block.
     index: Vec<u8>,
-    index_entries: usize,
     /// The last finished block, whose separator waits for the next key.
     pending: Option<BlockHandle>,
     last_key: Vec<u8>,
@@ -100,7 +100,6 @@ impl SstWriter {
             options,
             out: Vec::new(),
             index: Vec::new(),
-            index_entries: 0,
             pending: None,
             last_key: Vec::new(),
             last_seq: 0,
@@ -170,11 +169,7 @@ impl SstWriter {
     }
 
     fn push_index(&mut self, sep: &[u8], handle: BlockHandle) {
-        put_varint(&mut self.index, sep.len() as u64);
-        self.index.extend_from_slice(sep);
-        put_varint(&mut self.index, handle.offset);
-        put_varint(&mut self.index, handle.len);
-        self.index_entries += 1;
+        put_index_entry(&mut self.index, sep, handle);
     }
 
     fn flush_block(&mut self) {

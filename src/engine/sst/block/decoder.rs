@@ -239,9 +239,18 @@ impl BlockCursor {
         let at = self.block.file_offset;
         let start = pos;
         let bad = |what: &str| corruption(at, format!("data block entry at {start}: {what}"));
-        let shared = get_varint(data, &mut pos).ok_or_else(|| bad("bad shared length"))?;
-        let unshared = get_varint(data, &mut pos).ok_or_else(|| bad("bad key length"))?;
-        let value_len = get_varint(data, &mut pos).ok_or_else(|| bad("bad value length"))?;
+        // Fast path (LevelDB's): all three lengths fit in one byte each.
+        let (shared, unshared, value_len) = match data.get(pos..pos + 3) {
+            Some(&[a, b, c]) if (a | b | c) < 0x80 => {
+                pos += 3;
+                (u64::from(a), u64::from(b), u64::from(c))
+            }
+            _ => (
+                get_varint(data, &mut pos).ok_or_else(|| bad("bad shared length"))?,
+                get_varint(data, &mut pos).ok_or_else(|| bad("bad key length"))?,
+                get_varint(data, &mut pos).ok_or_else(|| bad("bad value length"))?,
+            ),
+        };
         if shared > self.key.len() as u64 {
             return Err(bad("shares more than the previous key"));
         }
