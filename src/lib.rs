@@ -12,3 +12,9 @@ pub mod engine;
 #[doc(hidden)]
 pub mod fuzz_targets;
 pub mod model;
+pub mod query;
+pub mod table;
+
+pub use table::{
+    Account, Batch, ETag, IfMatch, Options, StoredEntity, Table, TableError, TimeSource,
+};
