@@ -16,5 +16,6 @@ pub mod query;
 pub mod table;
 
 pub use table::{
-    Account, Batch, ETag, IfMatch, Options, StoredEntity, Table, TableError, TimeSource,
+    Account, Batch, ContinuationToken, ETag, IfMatch, Options, Page, Query, QueryIter,
+    StoredEntity, Table, TableError, TimeSource,
 };

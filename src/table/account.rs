@@ -15,6 +15,7 @@ use super::options::Options;
 use crate::codec::key::{self, PartitionPrefixExtractor};
 use crate::engine::{Engine, WriteBatch};
 use crate::model::TableName;
+use crate::query::{Filter, TableRow};
 
 /// An account: the tables of one database file. Cheap to clone and share between threads
 /// (`Send + Sync`, an `Arc` inside).
@@ -110,9 +111,11 @@ impl Account {
             });
         }
         let id = *next_id;
-        let following = id.checked_add(1).ok_or_else(|| TableError::OutOfRangeInput {
-            reason: "all 2^32 table ids of this account have been used".to_owned(),
-        })?;
+        let following = id
+            .checked_add(1)
+            .ok_or_else(|| TableError::OutOfRangeInput {
+                reason: "all 2^32 table ids of this account have been used".to_owned(),
+            })?;
         let created = inner.clock.next(&inner.engine)?;
         let mut batch = WriteBatch::new();
         let (row_key, row) = catalog::table_record(&name, id, created)?;
@@ -123,7 +126,6 @@ impl Account {
         let state = TableState {
             id,
             name: name.clone(),
-            created,
             dropped: RwLock::new(false),
         };
         inner.tables.write().insert(name.clone(), Arc::new(state));
@@ -139,14 +141,15 @@ impl Account {
         let name = TableName::new(name)?;
         let inner = &*self.inner;
         let _catalog = inner.next_id.lock();
-        let state = inner
-            .tables
-            .read()
-            .get(&name)
-            .cloned()
-            .ok_or_else(|| TableError::TableNotFound {
-                table: name.as_str().to_owned(),
-            })?;
+        let state =
+            inner
+                .tables
+                .read()
+                .get(&name)
+                .cloned()
+                .ok_or_else(|| TableError::TableNotFound {
+                    table: name.as_str().to_owned(),
+                })?;
         // Waits for writes in flight; later ones see the flag and report TableNotFound.
         let mut dropped = state.dropped.write();
         let (start, end) = key::table_range(state.id);
@@ -172,6 +175,21 @@ impl Account {
         let mut names: Vec<TableName> = self.inner.tables.read().keys().cloned().collect();
         names.sort();
         names
+    }
+
+    /// The tables whose name satisfies `filter` (a `$filter` on the property `TableName`,
+    /// e.g. `TableName ge 'a' and TableName lt 'b'`), ordered as [`Account::list_tables`].
+    ///
+    /// # Errors
+    /// [`TableError::InvalidFilter`] for a bad filter.
+    pub fn query_tables(&self, filter: Option<&str>) -> Result<Vec<TableName>> {
+        let filter = filter.map(Filter::parse).transpose()?;
+        let mut names = self.list_tables();
+        if let Some(filter) = filter {
+            // A table-name row holds no stored bytes, so evaluating it cannot fail.
+            names.retain(|name| filter.matches(&TableRow(name.as_str())).unwrap_or(false));
+        }
+        Ok(names)
     }
 
     /// A handle on table `name`. The table need not exist yet: operations on a missing table

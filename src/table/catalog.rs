@@ -19,11 +19,13 @@ use super::limits::{
     CATALOG_META_PARTITION, CATALOG_NAME_PROPERTY, CATALOG_NEXT_ID_PROPERTY, CATALOG_NEXT_ID_ROW,
     CATALOG_TABLES_PARTITION, FIRST_TABLE_ID,
 };
+use crate::codec::CodecError;
 use crate::codec::key::{self, CATALOG_TABLE_ID};
 use crate::codec::property::{self, PropertyReader};
-use crate::codec::CodecError;
 use crate::engine::Engine;
-use crate::model::{DateTime, Entity, ModelError, PartitionKey, PropertyName, RowKey, TableName, Value};
+use crate::model::{
+    DateTime, Entity, ModelError, PartitionKey, PropertyName, RowKey, TableName, Value,
+};
 
 /// A live user table.
 #[derive(Debug)]
@@ -32,8 +34,6 @@ pub(crate) struct TableState {
     pub(crate) id: u32,
     /// Its name as created.
     pub(crate) name: TableName,
-    /// When it was created.
-    pub(crate) created: DateTime,
     /// Held shared by every write to the table and exclusively by its deletion, so no write
     /// lands in the key range of a table after its range delete. `true` once deleted.
     pub(crate) dropped: RwLock<bool>,
@@ -51,7 +51,8 @@ pub(crate) struct Loaded {
 pub(crate) fn load(engine: &Engine) -> Result<Loaded> {
     let mut tables = HashMap::new();
     let mut next_id = FIRST_TABLE_ID;
-    let (start, end) = key::partition_range(CATALOG_TABLE_ID, &partition(CATALOG_TABLES_PARTITION)?);
+    let (start, end) =
+        key::partition_range(CATALOG_TABLE_ID, &partition(CATALOG_TABLES_PARTITION)?);
     for item in engine.range(&start[..]..&end[..])? {
         let (engine_key, value) = item?;
         let state = decode_table_row(&engine_key, &value)?;
@@ -88,21 +89,38 @@ pub(crate) fn table_key(name: &TableName) -> Result<Vec<u8>> {
 }
 
 /// The catalog row of a new table: key and value.
-pub(crate) fn table_record(name: &TableName, id: u32, created: DateTime) -> Result<(Vec<u8>, Vec<u8>)> {
+pub(crate) fn table_record(
+    name: &TableName,
+    id: u32,
+    created: DateTime,
+) -> Result<(Vec<u8>, Vec<u8>)> {
     let mut entity = Entity::new(
         partition(CATALOG_TABLES_PARTITION)?,
         RowKey::new(name.to_folded())?,
     );
-    entity.set(PropertyName::new(CATALOG_NAME_PROPERTY)?, Value::string(name.as_str())?)?;
-    entity.set(PropertyName::new(CATALOG_ID_PROPERTY)?, Value::Int64(i64::from(id)))?;
-    entity.set(PropertyName::new(CATALOG_ACL_PROPERTY)?, Value::Binary(Vec::new()))?;
+    entity.set(
+        PropertyName::new(CATALOG_NAME_PROPERTY)?,
+        Value::string(name.as_str())?,
+    )?;
+    entity.set(
+        PropertyName::new(CATALOG_ID_PROPERTY)?,
+        Value::Int64(i64::from(id)),
+    )?;
+    entity.set(
+        PropertyName::new(CATALOG_ACL_PROPERTY)?,
+        Value::Binary(Vec::new()),
+    )?;
     entity.set_timestamp(created);
     Ok((table_key(name)?, property::encode(&entity)))
 }
 
 /// The id counter row: key and value.
 pub(crate) fn next_id_record(next_id: u32) -> Result<(Vec<u8>, Vec<u8>)> {
-    meta_record(CATALOG_NEXT_ID_ROW, CATALOG_NEXT_ID_PROPERTY, i64::from(next_id))
+    meta_record(
+        CATALOG_NEXT_ID_ROW,
+        CATALOG_NEXT_ID_PROPERTY,
+        i64::from(next_id),
+    )
 }
 
 /// The clock record: key and value.
@@ -118,31 +136,46 @@ fn meta_record(row: &str, property_name: &str, value: i64) -> Result<(Vec<u8>, V
 
 fn decode_table_row(engine_key: &[u8], value: &[u8]) -> Result<TableState> {
     let reader = PropertyReader::new(value).map_err(|source| corrupt(engine_key, source))?;
-    let name = match reader.get(CATALOG_NAME_PROPERTY).map_err(|source| corrupt(engine_key, source))? {
-        Some(Value::String(name)) => TableName::new(name).map_err(|source| corrupt_model(engine_key, source))?,
-        _ => return Err(corrupt_value(engine_key, "catalog row without a TableName string")),
+    let name = match reader
+        .get(CATALOG_NAME_PROPERTY)
+        .map_err(|source| corrupt(engine_key, source))?
+    {
+        Some(Value::String(name)) => {
+            TableName::new(name).map_err(|source| corrupt_model(engine_key, source))?
+        }
+        _ => {
+            return Err(corrupt_value(
+                engine_key,
+                "catalog row without a TableName string",
+            ));
+        }
     };
     let id = read_int64(engine_key, value, CATALOG_ID_PROPERTY)?;
     let id = u32::try_from(id)
         .ok()
         .filter(|id| *id >= FIRST_TABLE_ID)
         .ok_or_else(|| corrupt_value(engine_key, "table id out of range"))?;
-    let created = reader
-        .timestamp()
-        .ok_or_else(|| corrupt_value(engine_key, "catalog row without a Timestamp"))?;
+    if reader.timestamp().is_none() {
+        return Err(corrupt_value(engine_key, "catalog row without a Timestamp"));
+    }
     Ok(TableState {
         id,
         name,
-        created,
         dropped: RwLock::new(false),
     })
 }
 
 fn read_int64(engine_key: &[u8], value: &[u8], property_name: &str) -> Result<i64> {
     let reader = PropertyReader::new(value).map_err(|source| corrupt(engine_key, source))?;
-    match reader.get(property_name).map_err(|source| corrupt(engine_key, source))? {
+    match reader
+        .get(property_name)
+        .map_err(|source| corrupt(engine_key, source))?
+    {
         Some(Value::Int64(number)) => Ok(number),
-        _ => Err(corrupt_value(engine_key, "catalog row without its Int64 property")),
+        _ => Err(corrupt_value(
+            engine_key,
+            "catalog row without its Int64 property",
+        )),
     }
 }
 

@@ -129,7 +129,11 @@ impl Table {
     /// Checks and applies `ops` (all in one partition) as one engine batch, under the lock of
     /// that partition and the table's drop gate; returns each operation's new ETag (`None` for
     /// a delete). In a batch, an operation's error is wrapped with its index.
-    pub(crate) fn commit(&self, ops: &[Operation<'_>], in_batch: bool) -> Result<Vec<Option<ETag>>> {
+    pub(crate) fn commit(
+        &self,
+        ops: &[Operation<'_>],
+        in_batch: bool,
+    ) -> Result<Vec<Option<ETag>>> {
         let Some(first) = ops.first() else {
             return Ok(Vec::new());
         };

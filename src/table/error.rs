@@ -3,6 +3,7 @@
 use crate::codec::CodecError;
 use crate::engine;
 use crate::model::ModelError;
+use crate::query::QueryError;
 
 /// Result alias of the table layer.
 pub type Result<T, E = TableError> = std::result::Result<T, E>;
@@ -138,6 +139,9 @@ pub enum TableError {
         /// Why it failed.
         source: Box<TableError>,
     },
+    /// A `$filter` that does not parse (the error names the byte position).
+    #[error(transparent)]
+    InvalidFilter(#[from] QueryError),
     /// A continuation token that is not one this layer wrote.
     #[error("invalid continuation token {token:?}: {reason}")]
     InvalidContinuationToken {
@@ -183,7 +187,9 @@ impl TableError {
             Self::EntityTooLarge { .. } => "EntityTooLarge",
             Self::TooManyProperties { .. } => "TooManyProperties",
             Self::Model(source) => source.azure_code(),
-            Self::InvalidInput { .. } | Self::InvalidContinuationToken { .. } => "InvalidInput",
+            Self::InvalidInput { .. }
+            | Self::InvalidFilter(_)
+            | Self::InvalidContinuationToken { .. } => "InvalidInput",
             Self::OutOfRangeInput { .. } => "OutOfRangeInput",
             Self::InvalidDuplicateRow { .. } => "InvalidDuplicateRow",
             Self::CommandsInBatchActOnDifferentPartitions { .. } => {
@@ -191,7 +197,9 @@ impl TableError {
             }
             Self::RequestBodyTooLarge { .. } => "RequestBodyTooLarge",
             Self::BatchOperationFailed { source, .. } => source.azure_code(),
-            Self::CorruptRow { .. } | Self::CorruptCatalog { .. } | Self::Engine(_) => "InternalError",
+            Self::CorruptRow { .. } | Self::CorruptCatalog { .. } | Self::Engine(_) => {
+                "InternalError"
+            }
         }
     }
 
@@ -213,6 +221,7 @@ impl TableError {
             | Self::OutOfRangeInput { .. }
             | Self::InvalidDuplicateRow { .. }
             | Self::CommandsInBatchActOnDifferentPartitions { .. }
+            | Self::InvalidFilter(_)
             | Self::InvalidContinuationToken { .. } => 400,
         }
     }

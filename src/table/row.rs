@@ -111,7 +111,8 @@ pub(crate) fn split_key(engine_key: &[u8]) -> Option<(&str, &str)> {
 
 /// Validated keys of an engine key of table `table_id`.
 pub(crate) fn decode_key(table_id: u32, engine_key: &[u8]) -> Result<(PartitionKey, RowKey)> {
-    let (_, pk, rk) = key::decode(engine_key).map_err(|source| corrupt(table_id, engine_key, source))?;
+    let (_, pk, rk) =
+        key::decode(engine_key).map_err(|source| corrupt(table_id, engine_key, source))?;
     Ok((pk, rk))
 }
 
