@@ -69,7 +69,10 @@ pub fn parse_xml(body: &str) -> Result<Vec<AccessPolicy>> {
             .get(start..)
             .and_then(|tail| {
                 let end = tail.find("</SignedIdentifier>")?;
-                Some((tail.get(..end)?, tail.get(end + "</SignedIdentifier>".len()..)?))
+                Some((
+                    tail.get(..end)?,
+                    tail.get(end + "</SignedIdentifier>".len()..)?,
+                ))
             })
             .ok_or_else(|| invalid("unterminated SignedIdentifier"))?;
         rest = after;

@@ -61,6 +61,12 @@ pub enum ServerError {
         /// What was wrong.
         reason: String,
     },
+    /// A header the operation requires is absent (`If-Match` on delete).
+    #[error("the required HTTP header {header} is missing")]
+    MissingRequiredHeader {
+        /// The header name.
+        header: &'static str,
+    },
     /// A malformed XML body (Set Table ACL).
     #[error("the XML body is not valid: {reason}")]
     InvalidXmlDocument {
@@ -107,6 +113,7 @@ impl ServerError {
             Self::InvalidInput { .. } | Self::BodyReadFailed { .. } => "InvalidInput",
             Self::InvalidHeaderValue { .. } => "InvalidHeaderValue",
             Self::InvalidXmlDocument { .. } => "InvalidXmlDocument",
+            Self::MissingRequiredHeader { .. } => "MissingRequiredHeader",
             Self::RequestBodyTooLarge { .. } => "RequestBodyTooLarge",
             Self::Internal { .. } => "InternalError",
         }
@@ -126,6 +133,7 @@ impl ServerError {
             | Self::InvalidInput { .. }
             | Self::InvalidHeaderValue { .. }
             | Self::InvalidXmlDocument { .. }
+            | Self::MissingRequiredHeader { .. }
             | Self::BodyReadFailed { .. } => 400,
         }
     }

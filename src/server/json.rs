@@ -177,7 +177,10 @@ fn untyped_number(n: &Number) -> Value {
 /// A number annotated as `edm`; `None` if it does not fit.
 fn typed_number(edm: EdmType, n: &Number) -> Option<Value> {
     match edm {
-        EdmType::Int32 => n.as_i64().and_then(|i| i32::try_from(i).ok()).map(Value::Int32),
+        EdmType::Int32 => n
+            .as_i64()
+            .and_then(|i| i32::try_from(i).ok())
+            .map(Value::Int32),
         EdmType::Int64 => n.as_i64().map(Value::Int64),
         EdmType::Double => n.as_f64().map(Value::Double),
         _ => None,
@@ -278,7 +281,11 @@ pub fn write_entity(
     write_str(out, &stored.timestamp().to_iso8601());
     for (name, value) in entity.properties() {
         if metadata != Metadata::None && needs_annotation(value, metadata) {
-            write_key(out, &mut first, &format!("{}{TYPE_ANNOTATION_SUFFIX}", name.as_str()));
+            write_key(
+                out,
+                &mut first,
+                &format!("{}{TYPE_ANNOTATION_SUFFIX}", name.as_str()),
+            );
             write_str(out, value.edm_type().name());
         }
         write_key(out, &mut first, name.as_str());

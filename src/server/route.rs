@@ -49,9 +49,7 @@ impl Resource {
     #[must_use]
     pub fn table(&self) -> Option<&str> {
         match self {
-            Self::Table(table) | Self::Entities(table) | Self::Entity { table, .. } => {
-                Some(table)
-            }
+            Self::Table(table) | Self::Entities(table) | Self::Entity { table, .. } => Some(table),
             Self::Service | Self::Tables | Self::Batch => None,
         }
     }

@@ -246,7 +246,9 @@ impl Sas {
             }
             SasScope::Account { resource_types } => {
                 let needed = match access {
-                    Access::KeyOnly => return Err(deny("this operation needs the account key".to_owned())),
+                    Access::KeyOnly => {
+                        return Err(deny("this operation needs the account key".to_owned()));
+                    }
                     Access::ListTables | Access::CreateTable | Access::DeleteTable => 'c',
                     _ => 'o',
                 };

@@ -115,7 +115,11 @@ pub fn check(
     let scheme = match scheme {
         "SharedKey" => Scheme::SharedKey,
         "SharedKeyLite" => Scheme::SharedKeyLite,
-        _ => return Err(fail("the Authorization scheme is not SharedKey or SharedKeyLite")),
+        _ => {
+            return Err(fail(
+                "the Authorization scheme is not SharedKey or SharedKeyLite",
+            ));
+        }
     };
     let (claimed, signature) = credential
         .trim()
