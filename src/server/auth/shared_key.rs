@@ -143,3 +143,79 @@ pub fn check(
     }
     Err(fail("the signature does not match the string-to-sign"))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use hyper::header::HeaderValue;
+
+    use super::*;
+    use crate::server::limits::DEFAULT_KEY;
+
+    /// Computed independently with Python's `hmac` over the documented string-to-sign.
+    const KNOWN_SIGNATURE: &str = "Y4+YjpWa9p2hSLUPdRNaIBrE0mwOp91eMBmGLPtaGEM=";
+
+    fn headers() -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("application/json"));
+        headers.insert(
+            "x-ms-date",
+            HeaderValue::from_static("Mon, 01 Jan 2024 00:00:00 GMT"),
+        );
+        headers
+    }
+
+    #[test]
+    fn shared_key_signature_matches_known_vector() {
+        let key = STANDARD.decode(DEFAULT_KEY).unwrap();
+        let request = Signed {
+            method: "POST",
+            path: "/devstoreaccount1/Tables",
+            comp: None,
+        };
+        let message = string_to_sign(Scheme::SharedKey, "devstoreaccount1", request, &headers());
+        assert_eq!(
+            message,
+            "POST\n\napplication/json\nMon, 01 Jan 2024 00:00:00 GMT\n/devstoreaccount1/devstoreaccount1/Tables"
+        );
+        assert_eq!(sign(&key, &message), KNOWN_SIGNATURE);
+        let authorization = format!("SharedKey devstoreaccount1:{KNOWN_SIGNATURE}");
+        check(
+            &authorization,
+            "devstoreaccount1",
+            &key,
+            request,
+            &headers(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn shared_key_wrong_signature_or_account_is_authentication_failed() {
+        let key = STANDARD.decode(DEFAULT_KEY).unwrap();
+        let request = Signed {
+            method: "GET",
+            path: "/devstoreaccount1/Tables",
+            comp: None,
+        };
+        for authorization in [
+            format!("SharedKey devstoreaccount1:{KNOWN_SIGNATURE}"),
+            format!("SharedKey other:{KNOWN_SIGNATURE}"),
+            "Bearer token".to_owned(),
+            "SharedKey nocolon".to_owned(),
+        ] {
+            assert!(matches!(
+                check(
+                    &authorization,
+                    "devstoreaccount1",
+                    &key,
+                    request,
+                    &headers()
+                ),
+                Err(ServerError::AuthenticationFailed { .. })
+            ));
+        }
+    }
+}

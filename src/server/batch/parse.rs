@@ -53,6 +53,9 @@ impl BatchOperation {
     }
 }
 
+/// Header lines of a part, names lower-cased, in order.
+type Headers = Vec<(String, String)>;
+
 fn invalid(reason: impl Into<String>) -> ServerError {
     ServerError::invalid(reason)
 }
@@ -168,7 +171,7 @@ fn find_delimiter(finder: &memmem::Finder<'_>, text: &[u8]) -> Option<usize> {
 }
 
 /// Splits a part into its header lines and content at the first blank line.
-fn split_headers(part: &[u8]) -> Result<(Vec<(String, String)>, &[u8])> {
+fn split_headers(part: &[u8]) -> Result<(Headers, &[u8])> {
     let (head, content) = match memmem::find(part, b"\r\n\r\n") {
         Some(at) => (part.get(..at), part.get(at + 4..)),
         None => match memmem::find(part, b"\n\n") {

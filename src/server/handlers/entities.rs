@@ -142,7 +142,7 @@ pub fn update(
 pub fn delete(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply> {
     let if_match = ctx
         .if_match()?
-        .ok_or_else(|| ServerError::MissingRequiredHeader { header: "If-Match" })?;
+        .ok_or(ServerError::MissingRequiredHeader { header: "If-Match" })?;
     ctx.principal
         .authorize(Access::Delete, Some(table), Some(key))?;
     ctx.state
