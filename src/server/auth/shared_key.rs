@@ -155,7 +155,7 @@ mod tests {
     use crate::server::limits::DEFAULT_KEY;
 
     /// Computed independently with Python's `hmac` over the documented string-to-sign.
-    const KNOWN_SIGNATURE: &str = "Y4+YjpWa9p2hSLUPdRNaIBrE0mwOp91eMBmGLPtaGEM=";
+    const KNOWN_SIGNATURE: &str = "y4+YjpWa9p2hSLUPdRNaIBrE0mwOp91eMBmGLPtaGEM=";
 
     fn headers() -> HeaderMap {
         let mut headers = HeaderMap::new();
