@@ -26,6 +26,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("open_file", fuzz_targets::open_file),
     ("batch_parse", fuzz_targets::batch_parse),
     ("entity_json", fuzz_targets::entity_json),
+    ("filter_parse", fuzz_targets::filter_parse),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {

@@ -3,6 +3,7 @@
 
 mod batch_parse;
 mod entity_json;
+mod filter_parse;
 mod key_decode;
 mod open_file;
 mod property_decode;
@@ -11,6 +12,7 @@ mod wal_record;
 
 pub use batch_parse::batch_parse;
 pub use entity_json::entity_json;
+pub use filter_parse::filter_parse;
 pub use key_decode::key_decode;
 pub use open_file::open_file;
 pub use property_decode::property_decode;
