@@ -13,6 +13,7 @@ pub mod engine;
 pub mod fuzz_targets;
 pub mod model;
 pub mod query;
+pub mod server;
 pub mod table;
 
 pub use table::{

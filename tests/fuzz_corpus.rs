@@ -24,6 +24,8 @@ const TARGETS: &[(&str, Target)] = &[
     ("key_decode", fuzz_targets::key_decode),
     ("wal_record", fuzz_targets::wal_record),
     ("open_file", fuzz_targets::open_file),
+    ("batch_parse", fuzz_targets::batch_parse),
+    ("entity_json", fuzz_targets::entity_json),
     ("filter_parse", fuzz_targets::filter_parse),
     ("sst_block", fuzz_targets::sst_block),
 ];

@@ -1,6 +1,8 @@
 //! Fuzz target bodies, shared by the cargo-fuzz crate in `fuzz/` and by the corpus replay in
 //! `tests/fuzz_corpus.rs`. Each function panics exactly when a property of its decoder breaks.
 
+mod batch_parse;
+mod entity_json;
 mod filter_parse;
 mod key_decode;
 mod open_file;
@@ -8,6 +10,8 @@ mod property_decode;
 mod sst_block;
 mod wal_record;
 
+pub use batch_parse::batch_parse;
+pub use entity_json::entity_json;
 pub use filter_parse::filter_parse;
 pub use key_decode::key_decode;
 pub use open_file::open_file;

@@ -1,0 +1,651 @@
+//! The REST server over HTTP: routing, JSON forms, batches, authentication and error bodies,
+//! driven by a plain HTTP client that signs requests itself.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::time::SystemTime;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::Value as Json;
+use strata::Account;
+use strata::server::auth::shared_key::sign;
+use strata::server::limits::DEFAULT_KEY;
+use strata::server::{Auth, Server};
+
+const ACCOUNT: &str = "devstoreaccount1";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    server: Server,
+    key: Vec<u8>,
+}
+
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Json {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    fn error_code(&self) -> String {
+        self.json()["odata.error"]["code"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let account = Account::open(dir.path().join("db.strata")).unwrap();
+        let server =
+            Server::start(account, Auth::emulator(), "127.0.0.1:0".parse().unwrap()).unwrap();
+        Self {
+            _dir: dir,
+            server,
+            key: STANDARD.decode(DEFAULT_KEY).unwrap(),
+        }
+    }
+
+    fn url(&self, path_and_query: &str) -> String {
+        format!("http://{}/{ACCOUNT}{path_and_query}", self.server.addr())
+    }
+
+    /// Sends a request signed with SharedKey (`signed`) or as given.
+    fn send(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+        signed: bool,
+    ) -> Answer {
+        let url = self.url(path_and_query);
+        let mut request = ureq::request(method, &url);
+        let date = httpdate::fmt_http_date(SystemTime::now());
+        let content_type = headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map_or("", |(_, v)| *v);
+        if signed {
+            let path = path_and_query.split('?').next().unwrap();
+            let comp = path_and_query
+                .split_once("comp=")
+                .map(|(_, c)| format!("?comp={}", c.split('&').next().unwrap()))
+                .unwrap_or_default();
+            let message =
+                format!("{method}\n\n{content_type}\n{date}\n/{ACCOUNT}/{ACCOUNT}{path}{comp}");
+            let signature = sign(&self.key, &message);
+            request = request
+                .set("x-ms-date", &date)
+                .set("Authorization", &format!("SharedKey {ACCOUNT}:{signature}"));
+        }
+        for (name, value) in headers {
+            request = request.set(name, value);
+        }
+        let result = match body {
+            Some(body) => request.send_bytes(body),
+            None => request.call(),
+        };
+        let response = match result {
+            Ok(response) => response,
+            Err(ureq::Error::Status(_, response)) => response,
+            Err(error) => panic!("{method} {url}: {error}"),
+        };
+        let status = response.status();
+        let headers = response
+            .headers_names()
+            .into_iter()
+            .map(|name| {
+                let value = response.header(&name).unwrap_or("").to_owned();
+                (name, value)
+            })
+            .collect();
+        Answer {
+            status,
+            headers,
+            body: response.into_string().unwrap(),
+        }
+    }
+
+    fn create_table(&self, name: &str) -> Answer {
+        let body = format!("{{\"TableName\":\"{name}\"}}");
+        self.send(
+            "POST",
+            "/Tables",
+            &[("Content-Type", "application/json")],
+            Some(body.as_bytes()),
+            true,
+        )
+    }
+
+    fn insert(&self, table: &str, entity: &str) -> Answer {
+        self.send(
+            "POST",
+            &format!("/{table}"),
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json;odata=minimalmetadata"),
+            ],
+            Some(entity.as_bytes()),
+            true,
+        )
+    }
+}
+
+#[test]
+fn server_entity_round_trips_every_edm_type_with_annotations() {
+    let f = Fixture::new();
+    assert_eq!(f.create_table("People").status, 201);
+    let entity = r#"{"PartitionKey":"p","RowKey":"r","Name":"x","Age":42,
+        "Big":"1099511627776","Big@odata.type":"Edm.Int64",
+        "Bin":"AQI=","Bin@odata.type":"Edm.Binary",
+        "When":"2024-01-02T03:04:05Z","When@odata.type":"Edm.DateTime",
+        "G":"00000000-0000-0000-0000-000000000005","G@odata.type":"Edm.Guid",
+        "F":1.5,"Nan":"NaN","Nan@odata.type":"Edm.Double","Whole":2.0,"B":true}"#;
+    let inserted = f.insert("People", entity);
+    assert_eq!(inserted.status, 201, "{}", inserted.body);
+    let etag = inserted.header("ETag").unwrap().to_owned();
+    assert!(etag.starts_with("W/\"datetime'"), "{etag}");
+    for name in ["x-ms-request-id", "x-ms-version", "Date"] {
+        assert!(inserted.header(name).is_some(), "{name}");
+    }
+    let got = f.send(
+        "GET",
+        "/People(PartitionKey='p',RowKey='r')",
+        &[("Accept", "application/json;odata=minimalmetadata")],
+        None,
+        true,
+    );
+    assert_eq!(got.status, 200, "{}", got.body);
+    let json = got.json();
+    assert_eq!(json["odata.etag"], etag.as_str());
+    assert_eq!(json["Big"], "1099511627776");
+    assert_eq!(json["Big@odata.type"], "Edm.Int64");
+    assert_eq!(json["Bin"], "AQI=");
+    assert_eq!(json["Bin@odata.type"], "Edm.Binary");
+    assert_eq!(json["When"], "2024-01-02T03:04:05.0000000Z");
+    assert_eq!(json["G@odata.type"], "Edm.Guid");
+    assert_eq!(json["Nan"], "NaN");
+    assert_eq!(json["Nan@odata.type"], "Edm.Double");
+    assert_eq!(json["Age"], 42);
+    assert!(json.get("Age@odata.type").is_none());
+    assert!(got.body.contains("\"Whole\":2.0"), "{}", got.body);
+    let none = f.send(
+        "GET",
+        "/People(PartitionKey='p',RowKey='r')",
+        &[("Accept", "application/json;odata=nometadata")],
+        None,
+        true,
+    );
+    assert!(none.json().get("odata.etag").is_none());
+    assert!(none.json().get("Big@odata.type").is_none());
+    let full = f.send(
+        "GET",
+        "/People(PartitionKey='p',RowKey='r')?$format=application/json;odata=fullmetadata",
+        &[],
+        None,
+        true,
+    );
+    let full = full.json();
+    assert_eq!(full["odata.type"], "devstoreaccount1.People");
+    assert_eq!(full["Timestamp@odata.type"], "Edm.DateTime");
+    assert_eq!(full["F@odata.type"], "Edm.Double");
+}
+
+#[test]
+fn server_unsigned_request_is_403_authentication_failed_with_error_body() {
+    let f = Fixture::new();
+    let answer = f.send("GET", "/Tables", &[], None, false);
+    assert_eq!(answer.status, 403);
+    assert_eq!(answer.error_code(), "AuthenticationFailed");
+    assert_eq!(
+        answer.header("x-ms-error-code"),
+        Some("AuthenticationFailed")
+    );
+    let message = answer.json()["odata.error"]["message"]["value"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("\nRequestId:"), "{message}");
+    assert_eq!(answer.json()["odata.error"]["message"]["lang"], "en-US");
+}
+
+#[test]
+fn server_table_errors_map_to_service_statuses_and_codes() {
+    let f = Fixture::new();
+    assert_eq!(f.create_table("Orders").status, 201);
+    let again = f.create_table("orders");
+    assert_eq!(
+        (again.status, again.error_code().as_str()),
+        (409, "TableAlreadyExists")
+    );
+    let missing = f.insert("Nothing", r#"{"PartitionKey":"p","RowKey":"r"}"#);
+    assert_eq!(
+        (missing.status, missing.error_code().as_str()),
+        (404, "TableNotFound")
+    );
+    assert_eq!(
+        f.insert("Orders", r#"{"PartitionKey":"p","RowKey":"r"}"#)
+            .status,
+        201
+    );
+    let dup = f.insert("Orders", r#"{"PartitionKey":"p","RowKey":"r"}"#);
+    assert_eq!(
+        (dup.status, dup.error_code().as_str()),
+        (409, "EntityAlreadyExists")
+    );
+    let bad_json = f.insert("Orders", "{not json");
+    assert_eq!(
+        (bad_json.status, bad_json.error_code().as_str()),
+        (400, "InvalidInput")
+    );
+    let stale = f.send(
+        "PUT",
+        "/Orders(PartitionKey='p',RowKey='r')",
+        &[
+            ("Content-Type", "application/json"),
+            (
+                "If-Match",
+                "W/\"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"",
+            ),
+        ],
+        Some(b"{}"),
+        true,
+    );
+    assert_eq!(
+        (stale.status, stale.error_code().as_str()),
+        (412, "UpdateConditionNotSatisfied")
+    );
+    let no_if_match = f.send(
+        "DELETE",
+        "/Orders(PartitionKey='p',RowKey='r')",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(no_if_match.status, 400);
+    let deleted = f.send(
+        "DELETE",
+        "/Orders(PartitionKey='p',RowKey='r')",
+        &[("If-Match", "*")],
+        None,
+        true,
+    );
+    assert_eq!(deleted.status, 204);
+    let gone = f.send(
+        "GET",
+        "/Orders(PartitionKey='p',RowKey='r')",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(
+        (gone.status, gone.error_code().as_str()),
+        (404, "ResourceNotFound")
+    );
+    let verb = f.send("PATCH", "/Tables", &[], Some(b""), true);
+    assert_eq!(verb.status, 405);
+}
+
+#[test]
+fn server_upsert_without_if_match_and_merge_keep_other_properties() {
+    let f = Fixture::new();
+    f.create_table("KvTable");
+    let put = f.send(
+        "PUT",
+        "/KvTable(PartitionKey='a',RowKey='b')",
+        &[("Content-Type", "application/json")],
+        Some(br#"{"x":1,"y":2}"#),
+        true,
+    );
+    assert_eq!(put.status, 204, "{}", put.body);
+    let merge = f.send(
+        "MERGE",
+        "/KvTable(PartitionKey='a',RowKey='b')",
+        &[("Content-Type", "application/json"), ("If-Match", "*")],
+        Some(br#"{"y":3}"#),
+        true,
+    );
+    assert_eq!(merge.status, 204, "{}", merge.body);
+    let got = f
+        .send(
+            "GET",
+            "/KvTable(PartitionKey='a',RowKey='b')",
+            &[],
+            None,
+            true,
+        )
+        .json();
+    assert_eq!(
+        (got["x"].clone(), got["y"].clone()),
+        (Json::from(1), Json::from(3))
+    );
+}
+
+#[test]
+fn server_query_pages_with_continuation_headers_and_select_top() {
+    let f = Fixture::new();
+    f.create_table("Items");
+    for i in 0..25 {
+        let entity = format!(r#"{{"PartitionKey":"p","RowKey":"{i:03}","n":{i},"s":"v"}}"#);
+        assert_eq!(f.insert("Items", &entity).status, 201);
+    }
+    let mut seen = Vec::new();
+    let mut next: Option<(String, String)> = None;
+    let mut pages = 0;
+    loop {
+        let mut query = "/Items()?$top=10&$select=n&$filter=n%20ge%205".to_owned();
+        if let Some((pk, rk)) = &next {
+            query.push_str(&format!("&NextPartitionKey={pk}&NextRowKey={rk}"));
+        }
+        let page = f.send("GET", &query, &[], None, true);
+        assert_eq!(page.status, 200, "{}", page.body);
+        pages += 1;
+        for entity in page.json()["value"].as_array().unwrap() {
+            assert!(entity.get("s").is_none(), "$select must drop s");
+            seen.push(entity["n"].as_i64().unwrap());
+        }
+        match (
+            page.header("x-ms-continuation-NextPartitionKey"),
+            page.header("x-ms-continuation-NextRowKey"),
+        ) {
+            (Some(pk), Some(rk)) => next = Some((pk.to_owned(), rk.to_owned())),
+            _ => break,
+        }
+    }
+    assert_eq!(seen, (5..25).collect::<Vec<_>>());
+    assert!(pages >= 2);
+}
+
+#[test]
+fn server_query_tables_pages_with_next_table_name() {
+    let f = Fixture::new();
+    for name in ["alpha", "Beta", "gamma"] {
+        assert_eq!(f.create_table(name).status, 201);
+    }
+    let first = f.send("GET", "/Tables?$top=2", &[], None, true);
+    let names: Vec<String> = first.json()["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["TableName"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["alpha", "Beta"]);
+    let next = first
+        .header("x-ms-continuation-NextTableName")
+        .unwrap()
+        .to_owned();
+    let second = f.send(
+        "GET",
+        &format!("/Tables?NextTableName={next}"),
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(second.json()["value"][0]["TableName"], "gamma");
+    assert!(second.header("x-ms-continuation-NextTableName").is_none());
+    let filtered = f.send(
+        "GET",
+        "/Tables?$filter=TableName%20eq%20'gamma'",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(filtered.json()["value"].as_array().unwrap().len(), 1);
+}
+
+fn batch_body(ops: &[String]) -> String {
+    let mut body =
+        String::from("--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_c\r\n\r\n");
+    for op in ops {
+        body.push_str("--changeset_c\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n");
+        body.push_str(op);
+        body.push_str("\r\n");
+    }
+    body.push_str("--changeset_c--\r\n--batch_b--\r\n");
+    body
+}
+
+fn batch_insert(f: &Fixture, pk: &str, rk: &str) -> String {
+    format!(
+        "POST {} HTTP/1.1\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n{{\"PartitionKey\":\"{pk}\",\"RowKey\":\"{rk}\"}}",
+        f.url("/Batched")
+    )
+}
+
+#[test]
+fn server_batch_success_answers_each_operation_in_a_changeset_response() {
+    let f = Fixture::new();
+    f.create_table("Batched");
+    let ops: Vec<String> = (0..3)
+        .map(|i| batch_insert(&f, "p", &i.to_string()))
+        .collect();
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&ops).as_bytes()),
+        true,
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert!(
+        answer
+            .header("Content-Type")
+            .unwrap()
+            .starts_with("multipart/mixed; boundary=batchresponse_")
+    );
+    assert_eq!(answer.body.matches("HTTP/1.1 204 No Content").count(), 3);
+    assert_eq!(answer.body.matches("ETag: W/").count(), 3);
+    assert!(answer.body.contains("changesetresponse_"));
+}
+
+#[test]
+fn server_batch_failure_answers_one_part_whose_message_starts_with_the_index() {
+    let f = Fixture::new();
+    f.create_table("Batched");
+    assert_eq!(
+        f.insert("Batched", r#"{"PartitionKey":"p","RowKey":"1"}"#)
+            .status,
+        201
+    );
+    let ops = vec![batch_insert(&f, "p", "0"), batch_insert(&f, "p", "1")];
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&ops).as_bytes()),
+        true,
+    );
+    assert_eq!(answer.status, 202);
+    assert_eq!(
+        answer.body.matches("HTTP/1.1").count(),
+        1,
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("HTTP/1.1 409 Conflict"));
+    assert!(answer.body.contains("\"code\":\"EntityAlreadyExists\""));
+    assert!(answer.body.contains("\"value\":\"1:"), "{}", answer.body);
+    let nothing = f.send(
+        "GET",
+        "/Batched(PartitionKey='p',RowKey='0')",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(nothing.status, 404, "a failed batch writes nothing");
+
+    let cross = vec![batch_insert(&f, "p", "5"), batch_insert(&f, "q", "6")];
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&cross).as_bytes()),
+        true,
+    );
+    assert!(
+        answer
+            .body
+            .contains("CommandsInBatchActOnDifferentPartitions")
+    );
+    assert!(answer.body.contains("\"value\":\"1:"), "{}", answer.body);
+
+    let malformed = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(b"--batch_b\r\ngarbage"),
+        true,
+    );
+    assert_eq!(
+        (malformed.status, malformed.error_code().as_str()),
+        (400, "InvalidInput")
+    );
+}
+
+#[test]
+fn server_body_over_the_limit_is_413_before_the_body_is_read() {
+    use std::io::{Read, Write};
+    let f = Fixture::new();
+    f.create_table("Big");
+    let date = httpdate::fmt_http_date(SystemTime::now());
+    let message = format!("POST\n\napplication/json\n{date}\n/{ACCOUNT}/{ACCOUNT}/Big");
+    let signature = sign(&f.key, &message);
+    // Declares 5 MiB and sends none of it: the answer must come without the body.
+    let request = format!(
+        "POST /{ACCOUNT}/Big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         x-ms-date: {date}\r\nAuthorization: SharedKey {ACCOUNT}:{signature}\r\n\
+         Content-Length: {}\r\n\r\n",
+        5 * 1024 * 1024
+    );
+    let mut stream = std::net::TcpStream::connect(f.server.addr()).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("RequestBodyTooLarge"), "{answer}");
+}
+
+fn table_sas(f: &Fixture, table: &str, sp: &str, spk: &str, epk: &str) -> String {
+    let se = "2099-01-01T00:00:00Z";
+    let sv = "2019-02-02";
+    let message = format!(
+        "{sp}\n\n{se}\n/table/{ACCOUNT}/{}\n\n\n\n{sv}\n{spk}\n\n{epk}\n",
+        table.to_ascii_lowercase()
+    );
+    let sig = sign(&f.key, &message);
+    let sig: String =
+        percent_encoding::utf8_percent_encode(&sig, percent_encoding::NON_ALPHANUMERIC).to_string();
+    format!("sv={sv}&tn={table}&sp={sp}&se={se}&spk={spk}&epk={epk}&sig={sig}")
+}
+
+#[test]
+fn server_table_sas_enforces_permissions_and_partition_range() {
+    let f = Fixture::new();
+    f.create_table("Ranged");
+    for pk in ["a", "m", "z"] {
+        f.insert(
+            "Ranged",
+            &format!(r#"{{"PartitionKey":"{pk}","RowKey":"r"}}"#),
+        );
+    }
+    let sas = table_sas(&f, "Ranged", "ra", "b", "n");
+    let query = f.send("GET", &format!("/Ranged()?{sas}"), &[], None, false);
+    assert_eq!(query.status, 200, "{}", query.body);
+    let pks: Vec<String> = query.json()["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["PartitionKey"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(pks, ["m"]);
+    let inside = f.send(
+        "POST",
+        &format!("/Ranged?{sas}"),
+        &[("Content-Type", "application/json")],
+        Some(br#"{"PartitionKey":"c","RowKey":"r"}"#),
+        false,
+    );
+    assert_eq!(inside.status, 201, "{}", inside.body);
+    let outside = f.send(
+        "POST",
+        &format!("/Ranged?{sas}"),
+        &[("Content-Type", "application/json")],
+        Some(br#"{"PartitionKey":"x","RowKey":"r"}"#),
+        false,
+    );
+    assert_eq!(outside.status, 403);
+    let delete = f.send(
+        "DELETE",
+        &format!("/Ranged(PartitionKey='m',RowKey='r')?{sas}"),
+        &[("If-Match", "*")],
+        None,
+        false,
+    );
+    assert_eq!(delete.status, 403, "sp=ra grants no delete");
+    let other = f.send("GET", &format!("/Tables?{sas}"), &[], None, false);
+    assert_eq!(other.status, 403);
+    let tampered = sas.replace("epk=n", "epk=zz");
+    let tampered = f.send("GET", &format!("/Ranged()?{tampered}"), &[], None, false);
+    assert_eq!(
+        (tampered.status, tampered.error_code().as_str()),
+        (403, "AuthenticationFailed")
+    );
+}
+
+#[test]
+fn server_table_acl_round_trips_and_backs_a_sas_by_policy_id() {
+    let f = Fixture::new();
+    f.create_table("Guarded");
+    let xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers><SignedIdentifier><Id>readers</Id><AccessPolicy><Expiry>2099-01-01T00:00:00Z</Expiry><Permission>r</Permission></AccessPolicy></SignedIdentifier></SignedIdentifiers>";
+    let set = f.send(
+        "PUT",
+        "/Guarded?comp=acl",
+        &[("Content-Type", "application/xml")],
+        Some(xml.as_bytes()),
+        true,
+    );
+    assert_eq!(set.status, 204, "{}", set.body);
+    let got = f.send("GET", "/Guarded?comp=acl", &[], None, true);
+    assert!(got.body.contains("<Id>readers</Id>"), "{}", got.body);
+    let message = format!("\n\n\n/table/{ACCOUNT}/guarded\nreaders\n\n\n2019-02-02\n\n\n\n");
+    let sig = percent_encoding::utf8_percent_encode(
+        &sign(&f.key, &message),
+        percent_encoding::NON_ALPHANUMERIC,
+    )
+    .to_string();
+    let sas = format!("sv=2019-02-02&tn=Guarded&si=readers&sig={sig}");
+    let read = f.send("GET", &format!("/Guarded()?{sas}"), &[], None, false);
+    assert_eq!(read.status, 200, "{}", read.body);
+    let write = f.send(
+        "POST",
+        &format!("/Guarded?{sas}"),
+        &[("Content-Type", "application/json")],
+        Some(br#"{"PartitionKey":"p","RowKey":"r"}"#),
+        false,
+    );
+    assert_eq!(write.status, 403);
+    let listed = f.send("GET", "/Tables", &[], None, true);
+    assert_eq!(
+        listed.json()["value"].as_array().unwrap().len(),
+        1,
+        "ACL table hidden"
+    );
+}
