@@ -64,7 +64,10 @@ def start_server(binary: str, db: str, port: int, log) -> subprocess.Popen:
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         if proc.poll() is not None:
-            raise SystemExit(f"strata serve exited at start with {proc.returncode}")
+            log.flush()
+            with open(log.name, errors="replace") as f:
+                tail = f.read()[-4000:]
+            raise SystemExit(f"strata serve exited at start with {proc.returncode}:\n{tail}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return proc
