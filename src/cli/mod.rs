@@ -1,6 +1,7 @@
 //! Argument parsing and dispatch of the `strata` subcommands.
 
 mod demo;
+mod serve;
 
 /// A failure of a subcommand, with the exit status it maps to.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +28,9 @@ const USAGE: &str = "usage: strata <command>
 
 commands:
   demo     build an example entity, encode it with the key and property codecs, decode it and print it
+  serve    serve the Azure Table REST API on a database file:
+           strata serve [--db FILE] [--addr 127.0.0.1:10002] [--account NAME --key BASE64]
+           (defaults: ./strata.db, the emulator account devstoreaccount1 and its key)
   help     print this help
 
 example:
@@ -36,6 +40,7 @@ example:
 pub fn run(args: &[String]) -> Result<(), CliError> {
     match args.first().map(String::as_str) {
         Some("demo") => demo::run(args.get(1..).unwrap_or_default()),
+        Some("serve") => serve::run(args.get(1..).unwrap_or_default()),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             Ok(())

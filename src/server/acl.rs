@@ -1,0 +1,254 @@
+//! Stored access policies (Get/Set Table ACL): their XML form and where they are kept.
+//!
+//! The table layer has no ACL slot in its catalog yet, so the server keeps each table's
+//! policies in one entity of its own reserved table [`ACL_TABLE`] (PartitionKey = the table
+//! name lower-cased, RowKey = [`ACL_ROW_KEY`], property `SignedIdentifiers` = the policies'
+//! canonical XML). That table is hidden from Query Tables and refused to REST clients.
+
+use super::error::{Result, ServerError};
+use super::limits::{ACL_ID_MAX_CHARS, ACL_MAX_POLICIES};
+use crate::model::{DateTime, Entity, PartitionKey, PropertyName, RowKey, Value};
+use crate::table::{Account, TableError};
+
+/// The reserved table holding every table's stored access policies.
+pub const ACL_TABLE: &str = "StrataAccessPolicies";
+/// The RowKey of a table's policy entity.
+const ACL_ROW_KEY: &str = "acl";
+/// The property holding the policies' XML.
+const ACL_PROPERTY: &str = "SignedIdentifiers";
+
+/// One stored access policy: fields a table SAS naming it by `si` inherits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccessPolicy {
+    /// The policy id (`si`), at most 64 characters.
+    pub id: String,
+    /// Start of validity (ISO 8601), if set.
+    pub start: Option<String>,
+    /// End of validity (ISO 8601), if set.
+    pub expiry: Option<String>,
+    /// Permission letters (`raud`), if set.
+    pub permission: Option<String>,
+}
+
+/// Whether `name` is the server's reserved ACL table (compared as table names are).
+#[must_use]
+pub fn is_reserved_table(name: &str) -> bool {
+    name.eq_ignore_ascii_case(ACL_TABLE)
+}
+
+/// Parses a `<SignedIdentifiers>` document; an empty body clears the policies.
+///
+/// # Errors
+/// [`ServerError::InvalidXmlDocument`] for malformed XML, more than five policies, an id
+/// over 64 characters or a time that is not ISO 8601.
+pub fn parse_xml(body: &str) -> Result<Vec<AccessPolicy>> {
+    let invalid = |reason: &str| ServerError::InvalidXmlDocument {
+        reason: reason.to_owned(),
+    };
+    let body = body.trim();
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    let body = match body.strip_prefix("<?xml") {
+        Some(rest) => rest
+            .split_once("?>")
+            .ok_or_else(|| invalid("unterminated XML declaration"))?
+            .1
+            .trim(),
+        None => body,
+    };
+    if body == "<SignedIdentifiers/>" || body == "<SignedIdentifiers />" {
+        return Ok(Vec::new());
+    }
+    let inner = element(body, "SignedIdentifiers")?
+        .ok_or_else(|| invalid("the root element is not SignedIdentifiers"))?;
+    let mut policies = Vec::new();
+    let mut rest = inner;
+    while let Some(start) = rest.find("<SignedIdentifier>") {
+        let (block, after) = rest
+            .get(start..)
+            .and_then(|tail| {
+                let end = tail.find("</SignedIdentifier>")?;
+                Some((
+                    tail.get(..end)?,
+                    tail.get(end + "</SignedIdentifier>".len()..)?,
+                ))
+            })
+            .ok_or_else(|| invalid("unterminated SignedIdentifier"))?;
+        rest = after;
+        let id = element(block, "Id")?.ok_or_else(|| invalid("a SignedIdentifier has no Id"))?;
+        let id = unescape(id.trim());
+        if id.is_empty() || id.chars().count() > ACL_ID_MAX_CHARS {
+            return Err(invalid("a policy Id must have 1 to 64 characters"));
+        }
+        let field = |name: &str| -> Result<Option<String>> {
+            Ok(element(block, name)?
+                .map(|text| unescape(text.trim()))
+                .filter(|text| !text.is_empty()))
+        };
+        let policy = AccessPolicy {
+            id,
+            start: field("Start")?,
+            expiry: field("Expiry")?,
+            permission: field("Permission")?,
+        };
+        for time in [&policy.start, &policy.expiry].into_iter().flatten() {
+            DateTime::parse(time).map_err(|_| invalid("a policy time is not ISO 8601"))?;
+        }
+        policies.push(policy);
+        if policies.len() > ACL_MAX_POLICIES {
+            return Err(invalid("more than 5 stored access policies"));
+        }
+    }
+    Ok(policies)
+}
+
+/// The text between `<name>` and `</name>` in `xml`, if the element is there.
+fn element<'x>(xml: &'x str, name: &str) -> Result<Option<&'x str>> {
+    let open = format!("<{name}>");
+    let close = format!("</{name}>");
+    let Some(start) = xml.find(&open) else {
+        return Ok(None);
+    };
+    let after = xml.get(start + open.len()..).unwrap_or("");
+    let end = after
+        .find(&close)
+        .ok_or_else(|| ServerError::InvalidXmlDocument {
+            reason: format!("element {name} is not closed"),
+        })?;
+    Ok(after.get(..end))
+}
+
+/// Resolves the five predefined XML entities.
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Escapes text for an XML element.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The canonical XML of `policies`, as Get Table ACL returns it.
+#[must_use]
+pub fn to_xml(policies: &[AccessPolicy]) -> String {
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers>");
+    for policy in policies {
+        xml.push_str("<SignedIdentifier><Id>");
+        xml.push_str(&escape(&policy.id));
+        xml.push_str("</Id><AccessPolicy>");
+        for (name, value) in [
+            ("Start", &policy.start),
+            ("Expiry", &policy.expiry),
+            ("Permission", &policy.permission),
+        ] {
+            if let Some(value) = value {
+                xml.push_str(&format!("<{name}>{}</{name}>", escape(value)));
+            }
+        }
+        xml.push_str("</AccessPolicy></SignedIdentifier>");
+    }
+    xml.push_str("</SignedIdentifiers>");
+    xml
+}
+
+/// The policies of `table` (none if never set).
+///
+/// # Errors
+/// Table-layer failures; [`ServerError::Internal`] if the stored XML no longer parses.
+pub fn load(account: &Account, table: &str) -> Result<Vec<AccessPolicy>> {
+    if !account.table_exists(ACL_TABLE) {
+        return Ok(Vec::new());
+    }
+    let acl = account.table(ACL_TABLE)?;
+    match acl.get(&table.to_ascii_lowercase(), ACL_ROW_KEY, None) {
+        Ok(stored) => match stored.entity.get(ACL_PROPERTY) {
+            Some(Value::String(xml)) => parse_xml(xml).map_err(|error| ServerError::Internal {
+                reason: format!("stored policies of table {table:?} are corrupt: {error}"),
+            }),
+            _ => Ok(Vec::new()),
+        },
+        Err(TableError::ResourceNotFound { .. }) => Ok(Vec::new()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Replaces the policies of `table`.
+///
+/// # Errors
+/// Table-layer failures.
+pub fn store(account: &Account, table: &str, policies: &[AccessPolicy]) -> Result<()> {
+    if !account.table_exists(ACL_TABLE) {
+        match account.create_table(ACL_TABLE) {
+            Ok(_) | Err(TableError::TableAlreadyExists { .. }) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    let acl = account.table(ACL_TABLE)?;
+    let mut entity = Entity::new(
+        PartitionKey::new(table.to_ascii_lowercase())?,
+        RowKey::new(ACL_ROW_KEY)?,
+    );
+    entity.set(
+        PropertyName::new(ACL_PROPERTY)?,
+        Value::string(to_xml(policies))?,
+    )?;
+    acl.insert_or_replace(&entity)?;
+    Ok(())
+}
+
+/// Forgets the policies of a deleted table.
+///
+/// # Errors
+/// Table-layer failures.
+pub fn forget(account: &Account, table: &str) -> Result<()> {
+    if !account.table_exists(ACL_TABLE) {
+        return Ok(());
+    }
+    let acl = account.table(ACL_TABLE)?;
+    match acl.delete(
+        &table.to_ascii_lowercase(),
+        ACL_ROW_KEY,
+        crate::table::IfMatch::Any,
+    ) {
+        Ok(()) | Err(TableError::ResourceNotFound { .. }) => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn acl_xml_round_trips_through_parse_and_format() {
+        let policies = vec![AccessPolicy {
+            id: "read-only".into(),
+            start: Some("2024-01-01T00:00:00Z".into()),
+            expiry: Some("2030-01-01T00:00:00Z".into()),
+            permission: Some("r".into()),
+        }];
+        assert_eq!(parse_xml(&to_xml(&policies)).unwrap(), policies);
+    }
+
+    #[test]
+    fn acl_more_than_five_policies_is_rejected() {
+        let policies: Vec<AccessPolicy> = (0..6)
+            .map(|i| AccessPolicy {
+                id: format!("p{i}"),
+                ..AccessPolicy::default()
+            })
+            .collect();
+        assert!(matches!(
+            parse_xml(&to_xml(&policies)),
+            Err(ServerError::InvalidXmlDocument { .. })
+        ));
+    }
+}

@@ -1,0 +1,309 @@
+//! The `$batch` request body: `multipart/mixed` holding one changeset (itself
+//! `multipart/mixed`) of `application/http` parts, each an embedded HTTP request:
+//!
+//! ```text
+//! --batch_B
+//! Content-Type: multipart/mixed; boundary=changeset_C
+//!
+//! --changeset_C
+//! Content-Type: application/http
+//! Content-Transfer-Encoding: binary
+//!
+//! POST http://host/acct/t HTTP/1.1
+//! Content-Type: application/json
+//!
+//! {"PartitionKey":"p","RowKey":"r"}
+//! --changeset_C--
+//! --batch_B--
+//! ```
+//!
+//! A lone GET may stand directly in the batch instead of a changeset. Parsing is total:
+//! every input yields operations or a [`ServerError::InvalidInput`] naming what is wrong.
+
+use memchr::memmem;
+
+use crate::server::error::{Result, ServerError};
+use crate::server::limits::{BATCH_MAX_PARTS, PART_MAX_HEADERS};
+
+/// One embedded request of a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchOperation {
+    /// The HTTP verb.
+    pub method: String,
+    /// The request path (percent-encoded), without scheme and host.
+    pub path: String,
+    /// The query string, if any.
+    pub query: Option<String>,
+    /// The embedded request's headers (names lower-cased).
+    pub headers: Vec<(String, String)>,
+    /// The `Content-ID` of the enclosing part, echoed in the response.
+    pub content_id: Option<String>,
+    /// The embedded request's body.
+    pub body: Vec<u8>,
+}
+
+impl BatchOperation {
+    /// The value of header `name` (lower-case).
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+fn invalid(reason: impl Into<String>) -> ServerError {
+    ServerError::invalid(reason)
+}
+
+/// The `boundary` parameter of a `multipart/mixed` content type.
+///
+/// # Errors
+/// [`ServerError::InvalidInput`] if the type is not multipart/mixed or has no boundary.
+pub fn boundary(content_type: &str) -> Result<&str> {
+    let mut params = content_type.split(';');
+    let media = params.next().unwrap_or("").trim();
+    if !media.eq_ignore_ascii_case("multipart/mixed") {
+        return Err(invalid(format!(
+            "the content type {media:?} is not multipart/mixed"
+        )));
+    }
+    params
+        .filter_map(|param| param.split_once('='))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("boundary"))
+        .map(|(_, value)| value.trim().trim_matches('"'))
+        .filter(|value| !value.is_empty())
+        .ok_or_else(|| invalid("the multipart content type has no boundary"))
+}
+
+/// Parses a `$batch` body sent with `content_type`.
+///
+/// # Errors
+/// [`ServerError::InvalidInput`] for any malformed structure, more than 100 operations, or
+/// anything but one changeset or one lone request.
+pub fn parse(content_type: &str, body: &[u8]) -> Result<Vec<BatchOperation>> {
+    let parts = split_parts(body, boundary(content_type)?)?;
+    let mut operations = Vec::new();
+    for part in parts {
+        let (headers, content) = split_headers(part)?;
+        let part_type = find(&headers, "content-type").unwrap_or("");
+        if part_type
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("multipart/mixed")
+        {
+            if !operations.is_empty() {
+                return Err(invalid("a batch holds at most one changeset"));
+            }
+            for inner in split_parts(content, boundary(part_type)?)? {
+                if operations.len() == BATCH_MAX_PARTS {
+                    return Err(invalid(format!(
+                        "the changeset exceeds the maximum {BATCH_MAX_PARTS} changes per change set"
+                    )));
+                }
+                operations.push(parse_operation(inner)?);
+            }
+        } else {
+            let operation = parse_operation(part)?;
+            if operation.method != "GET" || !operations.is_empty() {
+                return Err(invalid(
+                    "only a single GET may stand outside a changeset, alone",
+                ));
+            }
+            operations.push(operation);
+        }
+    }
+    if operations.is_empty() {
+        return Err(invalid("the batch holds no operation"));
+    }
+    Ok(operations)
+}
+
+/// The contents of the parts of a multipart body, delimited by `--boundary` lines and
+/// closed by `--boundary--`. Text before the first delimiter (the preamble) is ignored.
+fn split_parts<'b>(body: &'b [u8], boundary: &str) -> Result<Vec<&'b [u8]>> {
+    let delimiter = format!("--{boundary}");
+    let finder = memmem::Finder::new(delimiter.as_bytes());
+    let mut parts = Vec::new();
+    let mut at = finder
+        .find(body)
+        .ok_or_else(|| invalid(format!("the body has no delimiter {delimiter:?}")))?;
+    loop {
+        let after = body.get(at + delimiter.len()..).unwrap_or_default();
+        if after.starts_with(b"--") {
+            return Ok(parts);
+        }
+        let line_end = memchr::memchr(b'\n', after)
+            .ok_or_else(|| invalid("a multipart delimiter line is not terminated"))?;
+        let start = after.get(line_end + 1..).unwrap_or_default();
+        let next = find_delimiter(&finder, start)
+            .ok_or_else(|| invalid(format!("the part after {delimiter:?} is not closed")))?;
+        let content = start.get(..next).unwrap_or_default();
+        // The line break before a delimiter belongs to the delimiter.
+        let content = content
+            .strip_suffix(b"\r\n")
+            .or_else(|| content.strip_suffix(b"\n"))
+            .unwrap_or(content);
+        parts.push(content);
+        if parts.len() > BATCH_MAX_PARTS {
+            return Err(invalid(format!(
+                "the body exceeds the maximum {BATCH_MAX_PARTS} parts"
+            )));
+        }
+        at = body.len() - start.len() + next;
+    }
+}
+
+/// Position of the next delimiter in `text` that starts a line.
+fn find_delimiter(finder: &memmem::Finder<'_>, text: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    loop {
+        let found = from + finder.find(text.get(from..)?)?;
+        if found == 0 || text.get(found - 1) == Some(&b'\n') {
+            return Some(found);
+        }
+        from = found + 1;
+    }
+}
+
+/// Splits a part into its header lines and content at the first blank line.
+fn split_headers(part: &[u8]) -> Result<(Vec<(String, String)>, &[u8])> {
+    let (head, content) = match memmem::find(part, b"\r\n\r\n") {
+        Some(at) => (part.get(..at), part.get(at + 4..)),
+        None => match memmem::find(part, b"\n\n") {
+            Some(at) => (part.get(..at), part.get(at + 2..)),
+            // A part of headers only, without a blank line.
+            None => (Some(part), Some(&[][..])),
+        },
+    };
+    let head = std::str::from_utf8(head.unwrap_or_default())
+        .map_err(|_| invalid("a part's headers are not UTF-8"))?;
+    let mut headers = Vec::new();
+    for line in head.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+        if headers.len() == PART_MAX_HEADERS {
+            return Err(invalid(format!(
+                "a part has more than {PART_MAX_HEADERS} headers"
+            )));
+        }
+        let (name, value) = line
+            .split_once(':')
+            .ok_or_else(|| invalid(format!("malformed part header line {:?}", excerpt(line))))?;
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    Ok((headers, content.unwrap_or_default()))
+}
+
+fn find<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
+    headers
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.as_str())
+}
+
+/// The first characters of a line, for an error message.
+fn excerpt(line: &str) -> String {
+    line.chars().take(80).collect()
+}
+
+/// Parses an `application/http` part: its MIME headers, then an embedded request.
+fn parse_operation(part: &[u8]) -> Result<BatchOperation> {
+    let (mime_headers, http) = split_headers(part)?;
+    let content_id = find(&mime_headers, "content-id").map(str::to_owned);
+    let line_end = memchr::memchr(b'\n', http).unwrap_or(http.len());
+    let request_line = std::str::from_utf8(http.get(..line_end).unwrap_or_default())
+        .map_err(|_| invalid("a request line is not UTF-8"))?
+        .trim();
+    let rest = http.get(line_end + 1..).unwrap_or_default();
+    let mut words = request_line.split_ascii_whitespace();
+    let (Some(method), Some(url), Some(version), None) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return Err(invalid(format!(
+            "malformed request line {:?}",
+            excerpt(request_line)
+        )));
+    };
+    if !version.starts_with("HTTP/") {
+        return Err(invalid(format!(
+            "malformed request line {:?}",
+            excerpt(request_line)
+        )));
+    }
+    let (headers, body) = if rest.starts_with(b"\r\n") || rest.starts_with(b"\n") {
+        (
+            Vec::new(),
+            rest.get(memchr::memchr(b'\n', rest).map_or(0, |i| i + 1)..)
+                .unwrap_or_default(),
+        )
+    } else {
+        split_headers(rest)?
+    };
+    let (path, query) = split_url(url)?;
+    Ok(BatchOperation {
+        method: method.to_ascii_uppercase(),
+        path: path.to_owned(),
+        query: query.map(str::to_owned),
+        headers,
+        content_id,
+        body: body.to_vec(),
+    })
+}
+
+/// The path and query of an absolute (`http://host/path?query`) or origin-form URL.
+fn split_url(url: &str) -> Result<(&str, Option<&str>)> {
+    let origin = match url.split_once("://") {
+        Some((_, after_scheme)) => after_scheme
+            .find('/')
+            .and_then(|slash| after_scheme.get(slash..))
+            .ok_or_else(|| invalid(format!("URL {:?} has no path", excerpt(url))))?,
+        None if url.starts_with('/') => url,
+        None => return Err(invalid(format!("URL {:?} is not absolute", excerpt(url)))),
+    };
+    Ok(match origin.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (origin, None),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    const BODY: &str = "--batch_1\r\nContent-Type: multipart/mixed; boundary=changeset_2\r\n\r\n\
+--changeset_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: 7\r\n\r\n\
+POST http://127.0.0.1:10002/devstoreaccount1/t HTTP/1.1\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n\
+{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}\r\n\
+--changeset_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+DELETE http://127.0.0.1:10002/devstoreaccount1/t(PartitionKey='p',RowKey='b') HTTP/1.1\r\nIf-Match: *\r\n\r\n\
+\r\n--changeset_2--\r\n--batch_1--\r\n";
+
+    #[test]
+    fn batch_parse_changeset_yields_each_operation() {
+        let ops = parse("multipart/mixed; boundary=batch_1", BODY.as_bytes()).unwrap();
+        assert_eq!(ops.len(), 2);
+        assert_eq!(ops[0].method, "POST");
+        assert_eq!(ops[0].path, "/devstoreaccount1/t");
+        assert_eq!(ops[0].content_id.as_deref(), Some("7"));
+        assert_eq!(ops[0].header("prefer"), Some("return-no-content"));
+        assert_eq!(ops[0].body, b"{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}");
+        assert_eq!(ops[1].method, "DELETE");
+        assert_eq!(ops[1].header("if-match"), Some("*"));
+        assert!(ops[1].body.is_empty());
+    }
+
+    #[test]
+    fn batch_parse_truncated_body_is_invalid_input() {
+        for cut in 0..BODY.len() - 20 {
+            let result = parse("multipart/mixed; boundary=batch_1", &BODY.as_bytes()[..cut]);
+            assert!(result.is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn batch_parse_non_multipart_content_type_is_invalid_input() {
+        assert!(parse("application/json", BODY.as_bytes()).is_err());
+        assert!(parse("multipart/mixed", BODY.as_bytes()).is_err());
+    }
+}

@@ -1,0 +1,155 @@
+//! Errors of the REST server: every way a request can fail, each with the service's error
+//! code and HTTP status.
+
+use crate::model::ModelError;
+use crate::table::TableError;
+
+/// Result alias of the server.
+pub type Result<T, E = ServerError> = std::result::Result<T, E>;
+
+/// Why a request failed. Each variant maps to one Azure error code ([`ServerError::code`])
+/// and HTTP status ([`ServerError::status`]); the table layer's errors pass through unchanged.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The table layer refused the operation.
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// Missing, malformed, expired or wrong credentials.
+    #[error("server failed to authenticate the request: {reason}")]
+    AuthenticationFailed {
+        /// What was wrong with the credentials.
+        reason: String,
+    },
+    /// Valid credentials that do not grant this operation (SAS permission, table or key range).
+    #[error("this request is not authorized to perform this operation: {reason}")]
+    AuthorizationPermissionMismatch {
+        /// What the credentials lack.
+        reason: String,
+    },
+    /// The path names no resource of the service.
+    #[error("the requested URI does not represent any resource on the server: {path:?}")]
+    InvalidUri {
+        /// The offending path (cut short).
+        path: String,
+    },
+    /// The request target is longer than [`URL_MAX_BYTES`](super::limits::URL_MAX_BYTES).
+    #[error("the request URL is {len} bytes, over the {limit}-byte limit")]
+    UrlTooLong {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The HTTP verb is not allowed on this resource.
+    #[error("the HTTP verb {method} is not supported on this resource")]
+    UnsupportedHttpVerb {
+        /// The verb.
+        method: String,
+    },
+    /// A malformed request: bad JSON, a bad query parameter, a bad multipart body.
+    #[error("{reason}")]
+    InvalidInput {
+        /// What was wrong.
+        reason: String,
+    },
+    /// A header value that cannot be read.
+    #[error("the value of HTTP header {header} is invalid: {reason}")]
+    InvalidHeaderValue {
+        /// The header name.
+        header: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A header the operation requires is absent (`If-Match` on delete).
+    #[error("the required HTTP header {header} is missing")]
+    MissingRequiredHeader {
+        /// The header name.
+        header: &'static str,
+    },
+    /// A malformed XML body (Set Table ACL).
+    #[error("the XML body is not valid: {reason}")]
+    InvalidXmlDocument {
+        /// What was wrong.
+        reason: String,
+    },
+    /// The body is over the limit of its request kind; it was not read past the limit.
+    #[error("the request body is over the {limit}-byte limit")]
+    RequestBodyTooLarge {
+        /// The limit that applies.
+        limit: usize,
+    },
+    /// The client did not send its body in time, or the connection broke mid-body.
+    #[error("the request body could not be read: {reason}")]
+    BodyReadFailed {
+        /// What happened.
+        reason: String,
+    },
+    /// The server failed (a worker died): never the client's fault.
+    #[error("internal server error: {reason}")]
+    Internal {
+        /// What failed.
+        reason: String,
+    },
+}
+
+impl ServerError {
+    /// A [`ServerError::InvalidInput`] with this reason.
+    pub fn invalid(reason: impl Into<String>) -> Self {
+        Self::InvalidInput {
+            reason: reason.into(),
+        }
+    }
+
+    /// The Azure error code (`x-ms-error-code`).
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Table(error) => error.azure_code(),
+            Self::AuthenticationFailed { .. } => "AuthenticationFailed",
+            Self::AuthorizationPermissionMismatch { .. } => "AuthorizationPermissionMismatch",
+            Self::InvalidUri { .. } | Self::UrlTooLong { .. } => "InvalidUri",
+            Self::UnsupportedHttpVerb { .. } => "UnsupportedHttpVerb",
+            Self::InvalidInput { .. } | Self::BodyReadFailed { .. } => "InvalidInput",
+            Self::InvalidHeaderValue { .. } => "InvalidHeaderValue",
+            Self::InvalidXmlDocument { .. } => "InvalidXmlDocument",
+            Self::MissingRequiredHeader { .. } => "MissingRequiredHeader",
+            Self::RequestBodyTooLarge { .. } => "RequestBodyTooLarge",
+            Self::Internal { .. } => "InternalError",
+        }
+    }
+
+    /// The HTTP status.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Table(error) => error.http_status(),
+            Self::AuthenticationFailed { .. } | Self::AuthorizationPermissionMismatch { .. } => 403,
+            Self::UrlTooLong { .. } => 414,
+            Self::UnsupportedHttpVerb { .. } => 405,
+            Self::RequestBodyTooLarge { .. } => 413,
+            Self::Internal { .. } => 500,
+            Self::InvalidUri { .. }
+            | Self::InvalidInput { .. }
+            | Self::InvalidHeaderValue { .. }
+            | Self::InvalidXmlDocument { .. }
+            | Self::MissingRequiredHeader { .. }
+            | Self::BodyReadFailed { .. } => 400,
+        }
+    }
+
+    /// The index of the failing batch operation, if this error is about one.
+    #[must_use]
+    pub fn batch_index(&self) -> Option<usize> {
+        match self {
+            Self::Table(error) => error.batch_index(),
+            _ => None,
+        }
+    }
+}
+
+impl From<ModelError> for ServerError {
+    fn from(error: ModelError) -> Self {
+        Self::Table(TableError::from(error))
+    }
+}

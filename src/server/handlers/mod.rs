@@ -1,0 +1,144 @@
+//! Operation handlers: each turns a parsed request into table-layer calls and a [`Reply`].
+//! They run on blocking worker threads (the table layer does synchronous I/O).
+
+mod acl;
+mod entities;
+mod tables;
+
+use hyper::HeaderMap;
+
+use super::auth::Principal;
+use super::error::{Result, ServerError};
+use super::json::Metadata;
+use super::reply::Reply;
+use super::route::{Resource, Target};
+use super::service::State;
+use crate::table::{ETag, IfMatch};
+
+/// Everything a handler needs about one request.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The server's shared state.
+    pub state: &'a State,
+    /// The HTTP verb.
+    pub method: &'a str,
+    /// The parsed target.
+    pub target: &'a Target,
+    /// Request headers.
+    pub headers: &'a HeaderMap,
+    /// Who the request acts as.
+    pub principal: &'a Principal,
+    /// `http://{host}/{account}`, the root of OData links.
+    pub base: &'a str,
+    /// The JSON metadata level asked for.
+    pub metadata: Metadata,
+    /// This request's `x-ms-request-id`, for error bodies written inside a batch.
+    pub request_id: &'a str,
+}
+
+impl Context<'_> {
+    /// The value of header `name`, if present and text.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+
+    /// The `Prefer` header's choice: `Some(true)` for return-content, `Some(false)` for
+    /// return-no-content.
+    #[must_use]
+    pub fn prefer_content(&self) -> Option<bool> {
+        prefer_content(self.header("prefer"))
+    }
+
+    /// The `If-Match` condition, if the header is present.
+    ///
+    /// # Errors
+    /// [`ServerError::Table`] with `InvalidInput` for a malformed or strong ETag.
+    pub fn if_match(&self) -> Result<Option<IfMatch>> {
+        parse_if_match(self.header("if-match"))
+    }
+}
+
+/// Reads a `Prefer` header: `Some(true)` = return-content, `Some(false)` = return-no-content.
+#[must_use]
+pub fn prefer_content(prefer: Option<&str>) -> Option<bool> {
+    let prefer = prefer?;
+    if prefer.contains("return-no-content") {
+        Some(false)
+    } else if prefer.contains("return-content") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// Reads an `If-Match` header value: `*` or a weak ETag.
+///
+/// # Errors
+/// `InvalidInput` for anything else.
+pub fn parse_if_match(value: Option<&str>) -> Result<Option<IfMatch>> {
+    match value.map(str::trim) {
+        None => Ok(None),
+        Some("*") => Ok(Some(IfMatch::Any)),
+        Some(tag) => Ok(Some(IfMatch::Etag(ETag::parse(tag)?))),
+    }
+}
+
+/// Adds `Preference-Applied` when the client stated a preference.
+fn preference_applied(reply: Reply, prefer: Option<bool>) -> Reply {
+    match prefer {
+        Some(true) => reply.header("preference-applied", "return-content"),
+        Some(false) => reply.header("preference-applied", "return-no-content"),
+        None => reply,
+    }
+}
+
+/// Runs the operation a request names.
+///
+/// # Errors
+/// Whatever the operation fails with.
+pub fn dispatch(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
+    let comp = ctx.target.param("comp");
+    if let Some(table) = ctx.target.resource.table()
+        && super::acl::is_reserved_table(table)
+    {
+        return Err(ServerError::invalid(format!(
+            "table name {table:?} is reserved by the server"
+        )));
+    }
+    let unsupported = || ServerError::UnsupportedHttpVerb {
+        method: ctx.method.to_owned(),
+    };
+    match (&ctx.target.resource, ctx.method) {
+        (Resource::Tables, "GET") => tables::query(ctx),
+        (Resource::Tables, "POST") => tables::create(ctx, body),
+        (Resource::Table(name), "GET") => tables::get(ctx, name),
+        (Resource::Table(name), "DELETE") => tables::delete(ctx, name),
+        (Resource::Entities(table), "GET" | "HEAD") if comp == Some("acl") => acl::get(ctx, table),
+        (Resource::Entities(table), "PUT") if comp == Some("acl") => acl::set(ctx, table, body),
+        (Resource::Entities(table), "GET") => entities::query(ctx, table),
+        (Resource::Entities(table), "POST") => entities::insert(ctx, table, body),
+        (
+            Resource::Entity {
+                table,
+                partition_key,
+                row_key,
+            },
+            method,
+        ) => {
+            let key = (partition_key.as_str(), row_key.as_str());
+            match method {
+                "GET" => entities::get(ctx, table, key),
+                "PUT" => entities::update(ctx, table, key, body, false),
+                "MERGE" | "PATCH" => entities::update(ctx, table, key, body, true),
+                "DELETE" => entities::delete(ctx, table, key),
+                _ => Err(unsupported()),
+            }
+        }
+        (Resource::Batch, "POST") => super::batch::execute(ctx, body),
+        (Resource::Service, _) => Err(ServerError::InvalidUri {
+            path: format!("/{}", ctx.target.account),
+        }),
+        _ => Err(unsupported()),
+    }
+}

@@ -1,0 +1,61 @@
+//! Limits and fixed values of the REST server, in one place.
+
+use std::time::Duration;
+
+/// Largest request body accepted for a single entity or table request. An entity may hold
+/// 1 MiB by the service's count, and its JSON form (base64, escapes) is larger, so the body
+/// cap sits above that; the table layer enforces the 1 MiB entity rule itself.
+pub const ENTITY_BODY_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// Largest `$batch` request body, as the service documents (4 MiB).
+pub const BATCH_BODY_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// Largest Set Table ACL body: five policies of XML are a few KiB.
+pub const ACL_BODY_MAX_BYTES: usize = 64 * 1024;
+
+/// Longest request target (path and query) accepted. Long `$filter`s travel in the URL, so
+/// this is generous; the emulator's small header limit is a known gap we must not have.
+pub const URL_MAX_BYTES: usize = 32 * 1024;
+
+/// hyper's read buffer: bounds the request line plus all headers of one request.
+pub const HEADER_BUFFER_MAX_BYTES: usize = 64 * 1024;
+
+/// A client must send all request headers within this time.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A client must send the whole body within this time.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long shutdown waits for in-flight requests before closing anyway.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Accepted distance between a request's `x-ms-date`/`Date` and the server clock.
+pub const CLOCK_SKEW: Duration = Duration::from_secs(15 * 60);
+
+/// Most table names in one Query Tables page.
+pub const TABLES_PAGE_MAX: usize = 1000;
+
+/// Most stored access policies per table (the service's limit).
+pub const ACL_MAX_POLICIES: usize = 5;
+
+/// Longest stored access policy id (the service's limit).
+pub const ACL_ID_MAX_CHARS: usize = 64;
+
+/// The `x-ms-version` the server answers with.
+pub const SERVICE_VERSION: &str = "2019-02-02";
+
+/// The default account: the storage emulator's well-known account.
+pub const DEFAULT_ACCOUNT: &str = "devstoreaccount1";
+
+/// The storage emulator's well-known (public) key of [`DEFAULT_ACCOUNT`].
+pub const DEFAULT_KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/// The default listening address: the emulator's table port on loopback.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:10002";
+
+/// Most operations of one changeset.
+pub const BATCH_MAX_PARTS: usize = 100;
+
+/// Most header lines in one multipart part or embedded request.
+pub const PART_MAX_HEADERS: usize = 64;

@@ -1,0 +1,274 @@
+//! Request targets: which account and resource a path names, and its query parameters.
+//!
+//! Path-style addressing as the storage emulator uses it: `/{account}/Tables`,
+//! `/{account}/Tables('name')`, `/{account}/{table}()`,
+//! `/{account}/{table}(PartitionKey='pk',RowKey='rk')`, `/{account}/$batch`. Keys are
+//! single-quoted with `'` doubled, and percent-encoded.
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str};
+
+use super::error::{Result, ServerError};
+
+/// Characters percent-encoded in a key written into a URL (`odata.id`, `Location`).
+pub const KEY_ENCODE_SET: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'\'');
+
+/// Longest path excerpt kept in an error.
+const PATH_EXCERPT_CHARS: usize = 128;
+
+/// The resource a request path names, below the account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resource {
+    /// `/{account}` or `/{account}/`: the service itself (properties, stats).
+    Service,
+    /// `/{account}/Tables`: the collection of tables.
+    Tables,
+    /// `/{account}/Tables('name')`: one table, as a member of the collection.
+    Table(String),
+    /// `/{account}/{table}` or `/{account}/{table}()`: the entities of a table.
+    Entities(String),
+    /// `/{account}/{table}(PartitionKey='pk',RowKey='rk')`: one entity.
+    Entity {
+        /// Table name.
+        table: String,
+        /// PartitionKey.
+        partition_key: String,
+        /// RowKey.
+        row_key: String,
+    },
+    /// `/{account}/$batch`: an entity group transaction.
+    Batch,
+}
+
+impl Resource {
+    /// The table this resource belongs to, if any.
+    #[must_use]
+    pub fn table(&self) -> Option<&str> {
+        match self {
+            Self::Table(table) | Self::Entities(table) | Self::Entity { table, .. } => Some(table),
+            Self::Service | Self::Tables | Self::Batch => None,
+        }
+    }
+}
+
+/// A parsed request target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The account named by the first path segment.
+    pub account: String,
+    /// The resource below it.
+    pub resource: Resource,
+    /// Query parameters, percent-decoded, in order.
+    pub query: Vec<(String, String)>,
+}
+
+impl Target {
+    /// The first value of query parameter `name`.
+    #[must_use]
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// Parses a request path (still percent-encoded) and query string.
+///
+/// # Errors
+/// [`ServerError::InvalidUri`] for a path that names no resource (bad percent-encoding, bad
+/// key predicate, extra segments).
+pub fn parse(path: &str, query: Option<&str>) -> Result<Target> {
+    let invalid = || ServerError::InvalidUri {
+        path: path.chars().take(PATH_EXCERPT_CHARS).collect(),
+    };
+    let rest = path.strip_prefix('/').ok_or_else(invalid)?;
+    let (account, resource) = rest.split_once('/').unwrap_or((rest, ""));
+    let account = decode(account).ok_or_else(invalid)?;
+    if account.is_empty() {
+        return Err(invalid());
+    }
+    let resource = decode(resource).ok_or_else(invalid)?;
+    let resource = parse_resource(&resource).ok_or_else(invalid)?;
+    Ok(Target {
+        account,
+        resource,
+        query: parse_query(query.unwrap_or(""))?,
+    })
+}
+
+/// Percent-decodes `text` as UTF-8.
+fn decode(text: &str) -> Option<String> {
+    percent_decode_str(text)
+        .decode_utf8()
+        .ok()
+        .map(std::borrow::Cow::into_owned)
+}
+
+/// Parses a query string into decoded pairs. `+` is kept literally: the SDKs encode spaces as
+/// `%20`, and a `+` in a filter literal (`datetime'...+00:00'`) must survive.
+fn parse_query(query: &str) -> Result<Vec<(String, String)>> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match (decode(key), decode(value)) {
+                (Some(key), Some(value)) => Ok((key, value)),
+                _ => Err(ServerError::invalid(format!(
+                    "query parameter {:?} is not valid percent-encoded UTF-8",
+                    pair.chars().take(PATH_EXCERPT_CHARS).collect::<String>()
+                ))),
+            }
+        })
+        .collect()
+}
+
+/// Parses the decoded path below the account.
+fn parse_resource(resource: &str) -> Option<Resource> {
+    let resource = resource.strip_suffix('/').unwrap_or(resource);
+    if resource.is_empty() {
+        return Some(Resource::Service);
+    }
+    if resource.contains('/') {
+        return None;
+    }
+    if resource == "$batch" {
+        return Some(Resource::Batch);
+    }
+    let Some((name, args)) = resource.split_once('(') else {
+        return Some(if resource == "Tables" {
+            Resource::Tables
+        } else {
+            Resource::Entities(resource.to_owned())
+        });
+    };
+    let args = args.strip_suffix(')')?;
+    if name.is_empty() {
+        return None;
+    }
+    if name == "Tables" {
+        if args.is_empty() {
+            return Some(Resource::Tables);
+        }
+        let table = parse_quoted(args)?;
+        return Some(Resource::Table(table));
+    }
+    if args.is_empty() {
+        return Some(Resource::Entities(name.to_owned()));
+    }
+    let (partition_key, row_key) = parse_key_predicate(args)?;
+    Some(Resource::Entity {
+        table: name.to_owned(),
+        partition_key,
+        row_key,
+    })
+}
+
+/// Parses `PartitionKey='a',RowKey='b'` (either order); a quote inside a key is doubled.
+pub fn parse_key_predicate(args: &str) -> Option<(String, String)> {
+    let mut partition_key = None;
+    let mut row_key = None;
+    let mut rest = args;
+    loop {
+        let (name, after) = rest.split_once('=')?;
+        let (value, after) = split_quoted(after)?;
+        let slot = match name.trim() {
+            "PartitionKey" => &mut partition_key,
+            "RowKey" => &mut row_key,
+            _ => return None,
+        };
+        if slot.replace(value).is_some() {
+            return None;
+        }
+        let after = after.trim_start();
+        if after.is_empty() {
+            break;
+        }
+        rest = after.strip_prefix(',')?;
+    }
+    Some((partition_key?, row_key?))
+}
+
+/// The whole of `text` as one quoted literal.
+fn parse_quoted(text: &str) -> Option<String> {
+    let (value, rest) = split_quoted(text)?;
+    rest.is_empty().then_some(value)
+}
+
+/// Splits a leading `'...'` literal (with `''` as an escaped quote) off `text`.
+fn split_quoted(text: &str) -> Option<(String, &str)> {
+    let body = text.trim_start().strip_prefix('\'')?;
+    let mut value = String::new();
+    let mut chars = body.char_indices();
+    while let Some((at, ch)) = chars.next() {
+        if ch != '\'' {
+            value.push(ch);
+            continue;
+        }
+        let after = body.get(at + 1..)?;
+        if after.starts_with('\'') {
+            value.push('\'');
+            chars.next();
+        } else {
+            return Some((value, after));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn route_entity_key_predicate_with_doubled_quote_is_decoded() {
+        let target = parse(
+            "/devstoreaccount1/people(PartitionKey='a%27%27b',RowKey='x%20y')",
+            Some("$select=Name"),
+        )
+        .unwrap();
+        assert_eq!(
+            target.resource,
+            Resource::Entity {
+                table: "people".into(),
+                partition_key: "a'b".into(),
+                row_key: "x y".into()
+            }
+        );
+        assert_eq!(target.param("$select"), Some("Name"));
+    }
+
+    #[test]
+    fn route_tables_forms_are_recognised() {
+        assert_eq!(parse("/a/Tables", None).unwrap().resource, Resource::Tables);
+        assert_eq!(
+            parse("/a/Tables('t1')", None).unwrap().resource,
+            Resource::Table("t1".into())
+        );
+        assert_eq!(
+            parse("/a/t1()", None).unwrap().resource,
+            Resource::Entities("t1".into())
+        );
+        assert_eq!(parse("/a/$batch", None).unwrap().resource, Resource::Batch);
+    }
+
+    #[test]
+    fn route_malformed_paths_are_invalid_uri() {
+        for path in [
+            "/a/t(PartitionKey='x')",
+            "/a/t(PartitionKey='x,RowKey='y')",
+            "/a/t(Foo='x',RowKey='y')",
+            "/a/t/extra",
+            "/%FF/t",
+            "//t",
+        ] {
+            assert!(parse(path, None).is_err(), "{path}");
+        }
+    }
+}

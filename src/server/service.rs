@@ -1,0 +1,215 @@
+//! The HTTP service: one request in, one response out. Parses and authenticates on the
+//! async side, reads the body under its cap and deadline, then runs the operation on a
+//! blocking worker (the table layer does synchronous, possibly syncing, I/O).
+
+use std::convert::Infallible;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{HeaderMap, Request, Response, StatusCode};
+
+use super::acl;
+use super::auth::{self, Credentials};
+use super::error::{Result, ServerError};
+use super::handlers::{self, Context};
+use super::json::Metadata;
+use super::limits::{
+    ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, BODY_READ_TIMEOUT, ENTITY_BODY_MAX_BYTES,
+    SERVICE_VERSION, URL_MAX_BYTES,
+};
+use super::reply::Reply;
+use super::route::{self, Resource};
+use crate::table::Account;
+
+/// Host used in OData links when a request has no `Host` header.
+const DEFAULT_HOST: &str = "127.0.0.1";
+
+/// What every request handler shares.
+#[derive(Debug)]
+pub struct State {
+    /// The account being served.
+    pub account: Account,
+    /// Its name in URLs and signatures.
+    pub name: String,
+    /// Its key (decoded), for SharedKey and SAS.
+    pub key: Vec<u8>,
+    /// Random per process, so request ids differ across restarts.
+    seed: u64,
+    /// Requests seen so far.
+    requests: AtomicU64,
+}
+
+impl State {
+    /// Shared state serving `account` as `name` with `key`.
+    #[must_use]
+    pub fn new(account: Account, name: String, key: Vec<u8>) -> Self {
+        Self {
+            account,
+            name,
+            key,
+            seed: RandomState::new().hash_one(std::process::id()),
+            requests: AtomicU64::new(0),
+        }
+    }
+
+    /// A fresh request id in GUID form.
+    fn next_request_id(&self) -> String {
+        let n = self.requests.fetch_add(1, Ordering::Relaxed);
+        let high = self.seed;
+        let low = n ^ self.seed.rotate_left(17);
+        format!(
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            high >> 32,
+            (high >> 16) & 0xffff,
+            high & 0xffff,
+            low >> 48,
+            low & 0xffff_ffff_ffff
+        )
+    }
+}
+
+/// Serves one request; never fails (errors become the service's error responses).
+pub async fn handle(
+    state: Arc<State>,
+    request: Request<Incoming>,
+) -> std::result::Result<Response<Full<Bytes>>, Infallible> {
+    let request_id = state.next_request_id();
+    let reply = match process(&state, request, &request_id).await {
+        Ok(reply) => reply,
+        Err(error) => Reply::error(&error, &request_id),
+    };
+    Ok(into_response(reply, &request_id))
+}
+
+async fn process(
+    state: &Arc<State>,
+    request: Request<Incoming>,
+    request_id: &str,
+) -> Result<Reply> {
+    let (parts, body) = request.into_parts();
+    let target_len = parts.uri.path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target_len > URL_MAX_BYTES {
+        return Err(ServerError::UrlTooLong {
+            len: target_len,
+            limit: URL_MAX_BYTES,
+        });
+    }
+    let path = parts.uri.path().to_owned();
+    let target = route::parse(&path, parts.uri.query())?;
+    let method = parts.method.as_str().to_owned();
+    if target.account != state.name {
+        return Err(ServerError::AuthenticationFailed {
+            reason: format!("the request names account {:?}", target.account),
+        });
+    }
+    let principal = auth::authenticate(
+        Credentials {
+            method: &method,
+            path: &path,
+            headers: &parts.headers,
+        },
+        |name| target.param(name),
+        &state.name,
+        &state.key,
+        |table, id| {
+            Ok(acl::load(&state.account, table)?
+                .into_iter()
+                .find(|policy| policy.id == id))
+        },
+    )?;
+    let limit = match target.resource {
+        Resource::Batch => BATCH_BODY_MAX_BYTES,
+        _ if target.param("comp") == Some("acl") => ACL_BODY_MAX_BYTES,
+        _ => ENTITY_BODY_MAX_BYTES,
+    };
+    let body = read_body(body, &parts.headers, limit).await?;
+    let accept = target
+        .param("$format")
+        .or_else(|| parts.headers.get("accept").and_then(|v| v.to_str().ok()));
+    let metadata = Metadata::from_accept(accept);
+    let host = parts
+        .headers
+        .get("host")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or(DEFAULT_HOST);
+    let base = format!("http://{host}/{}", state.name);
+    let state = Arc::clone(state);
+    let headers = parts.headers;
+    let request_id = request_id.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let ctx = Context {
+            state: &state,
+            method: &method,
+            target: &target,
+            headers: &headers,
+            principal: &principal,
+            base: &base,
+            metadata,
+            request_id: &request_id,
+        };
+        handlers::dispatch(&ctx, &body)
+    })
+    .await
+    .map_err(|error| ServerError::Internal {
+        reason: format!("the worker failed: {error}"),
+    })?
+}
+
+/// Reads a body of at most `limit` bytes within [`BODY_READ_TIMEOUT`]; a declared length
+/// over the limit is refused before reading anything.
+async fn read_body(body: Incoming, headers: &HeaderMap, limit: usize) -> Result<Bytes> {
+    let declared = headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return Err(ServerError::RequestBodyTooLarge { limit });
+    }
+    match tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect()).await {
+        Err(_) => Err(ServerError::BodyReadFailed {
+            reason: "the body did not arrive in time".to_owned(),
+        }),
+        Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(ServerError::RequestBodyTooLarge { limit })
+        }
+        Ok(Err(error)) => Err(ServerError::BodyReadFailed {
+            reason: error.to_string(),
+        }),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// Turns a reply into a hyper response with the headers every response carries.
+fn into_response(reply: Reply, request_id: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(reply.body)));
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    let fixed = [
+        ("x-ms-request-id", request_id.to_owned()),
+        ("x-ms-version", SERVICE_VERSION.to_owned()),
+        (
+            "date",
+            httpdate::fmt_http_date(std::time::SystemTime::now()),
+        ),
+        ("dataserviceversion", "3.0;".to_owned()),
+        ("x-content-type-options", "nosniff".to_owned()),
+        ("cache-control", "no-cache".to_owned()),
+    ];
+    for (name, value) in fixed.into_iter().chain(reply.headers) {
+        // Every value written is ASCII by construction; one that is not is dropped rather
+        // than failing the response.
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            headers.append(name, value);
+        }
+    }
+    response
+}
