@@ -56,8 +56,14 @@ def test_auth_wrong_key_is_authentication_failed(endpoint, account_name, table, 
             client.create_entity({"PartitionKey": "p", "RowKey": "r"})
     assert err.value.status_code == 403
     if target != "azurite":  # azurite answers AuthorizationFailure in an XML body
-        assert isinstance(err.value, ClientAuthenticationError)
         assert code_of(err.value) == "AuthenticationFailed"
+    with TableClient(endpoint=endpoint, table_name=table.table_name, credential=bad) as client:
+        # Reads go through the SDK's error decoding, which types AuthenticationFailed.
+        with pytest.raises((ClientAuthenticationError, HttpResponseError)) as err:
+            client.get_entity("p", "r")
+    assert err.value.status_code == 403
+    if target != "azurite":
+        assert isinstance(err.value, ClientAuthenticationError)
     assert list(table.list_entities()) == []
 
 
