@@ -7,7 +7,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::error::TableError;
-use super::limits::{TOKEN_MAX_TEXT_LEN, TOKEN_VERSION};
+use super::limits::{TOKEN_HEADER_LEN, TOKEN_MAX_TEXT_LEN, TOKEN_VERSION};
 use crate::model::{PartitionKey, RowKey};
 
 /// Where a query resumes: the keys of the first entity not yet examined. Feeding it back
@@ -18,7 +18,7 @@ use crate::model::{PartitionKey, RowKey};
 /// ```text
 /// +---------+---------------------+----------------+---------------+
 /// | version | PartitionKey length | PartitionKey   | RowKey        |
-/// | u8 = 1  | u16 big-endian      | UTF-8          | UTF-8 (rest)  |
+/// | u8 = 1  | u32 big-endian      | UTF-8          | UTF-8 (rest)  |
 /// +---------+---------------------+----------------+---------------+
 /// ```
 ///
@@ -47,7 +47,10 @@ impl ContinuationToken {
     /// [`TableError::InvalidContinuationToken`] if a key breaks the key rules.
     pub fn keys(&self) -> Result<(PartitionKey, RowKey), TableError> {
         let invalid = |reason| TableError::InvalidContinuationToken {
-            token: self.to_string().chars().take(TOKEN_MAX_TEXT_LEN).collect(),
+            token: format!("{}/{}", self.next_partition_key, self.next_row_key)
+                .chars()
+                .take(TOKEN_MAX_TEXT_LEN)
+                .collect(),
             reason,
         };
         let pk = PartitionKey::new(self.next_partition_key.as_str())
@@ -77,9 +80,9 @@ impl ContinuationToken {
             return Err(invalid("unknown version"));
         }
         let (len, rest) = rest
-            .split_first_chunk::<2>()
+            .split_first_chunk::<4>()
             .ok_or_else(|| invalid("truncated PartitionKey length"))?;
-        let len = usize::from(u16::from_be_bytes(*len));
+        let len = usize::try_from(u32::from_be_bytes(*len)).unwrap_or(usize::MAX);
         if len > rest.len() {
             return Err(invalid("PartitionKey length past the end"));
         }
@@ -99,9 +102,10 @@ impl fmt::Display for ContinuationToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pk = self.next_partition_key.as_bytes();
         let rk = self.next_row_key.as_bytes();
-        // Valid keys are at most 1 KiB of UTF-16, so at most 1536 bytes of UTF-8.
-        let len = u16::try_from(pk.len()).map_err(|_| fmt::Error)?;
-        let mut bytes = Vec::with_capacity(3 + pk.len() + rk.len());
+        // A key over 4 GiB cannot be valid; saturating keeps formatting total, and parsing
+        // rejects the result.
+        let len = u32::try_from(pk.len()).unwrap_or(u32::MAX);
+        let mut bytes = Vec::with_capacity(TOKEN_HEADER_LEN + pk.len() + rk.len());
         bytes.push(TOKEN_VERSION);
         bytes.extend_from_slice(&len.to_be_bytes());
         bytes.extend_from_slice(pk);

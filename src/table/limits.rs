@@ -62,6 +62,9 @@ pub const FIRST_TABLE_ID: u32 = 1;
 /// Version byte that starts every continuation token.
 pub const TOKEN_VERSION: u8 = 1;
 
-/// Longest continuation token text accepted: two keys of at most 1536 UTF-8 bytes each, the
-/// 3-byte header, in base64 (4 characters per 3 bytes), rounded up.
+/// Bytes of a continuation token before its keys: version and PartitionKey length.
+pub const TOKEN_HEADER_LEN: usize = 5;
+
+/// Longest continuation token text accepted: two keys of at most 1536 UTF-8 bytes each (1 KiB
+/// of UTF-16) and the header, in base64 (4 characters per 3 bytes), rounded up.
 pub const TOKEN_MAX_TEXT_LEN: usize = 4200;

@@ -24,7 +24,8 @@ const MAX_IMAGE_BYTES: u64 = 1 << 32;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
     /// The next write reaches the disk only up to its first `keep` bytes; then the machine
-    /// crashes (as [`FaultyStorage::crash`]) and the write fails with an I/O error.
+    /// crashes (as [`FaultyStorage::crash`]) and the write fails with an I/O error. A `keep`
+    /// of at least the write's length is a crash just after a complete (unsynced) write.
     TornWrite {
         /// Bytes of the write that persist (clamped to its length).
         keep: usize,
