@@ -1,0 +1,243 @@
+"""The same Python SDK workload against `strata serve` and the Azurite table emulator.
+
+    python benches/emulator_compare.py --strata target/release/strata \
+        --azurite target/azurite/node_modules/.bin/azurite-table --entities 20000
+
+(benches/emulator_compare.sh installs everything and runs this.) Each server is started on a
+free loopback port with a fresh data directory; every row runs once with 1 client and once
+with 8 client processes and reports throughput, the server's CPU time per operation (user +
+system ticks of the server process from /proc/<pid>/stat, before and after the row) and the
+server's peak RSS so far (VmHWM from /proc/<pid>/status). The Python client costs about 1 ms
+of CPU per request, so throughput is bounded by the client; CPU per operation is the server's
+own cost.
+"""
+
+import argparse
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from azure.core.credentials import AzureNamedKeyCredential
+from azure.data.tables import TableClient, TableServiceClient, UpdateMode
+
+ACCOUNT = "devstoreaccount1"
+KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+PARTITION_SIZE = 1000
+BATCH = 100
+START_TIMEOUT_S = 60
+TICKS = os.sysconf("SC_CLK_TCK")
+
+_clients: dict = {}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(proc, port):
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited at start with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"server did not listen on port {port}")
+            time.sleep(0.1)
+
+
+def server_cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # Fields 14 and 15 (utime, stime) are at 11 and 12 after the ")" that ends the command name.
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def server_peak_rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def table_client(endpoint: str, table: str) -> TableClient:
+    key = (endpoint, table)
+    if key not in _clients:
+        _clients[key] = TableClient(endpoint=endpoint, table_name=table, credential=AzureNamedKeyCredential(ACCOUNT, KEY))
+    return _clients[key]
+
+
+def entity(pk: str, i: int) -> dict:
+    return {"PartitionKey": pk, "RowKey": f"{i:08}", "N": i, "Group": f"g{i % 10}", "Payload": "x" * 100}
+
+
+def work_batch_insert(endpoint, table, partitions):
+    t = table_client(endpoint, table)
+    for p in partitions:
+        for base in range(0, PARTITION_SIZE, BATCH):
+            t.submit_transaction([("create", entity(f"p{p:04}", i)) for i in range(base, base + BATCH)])
+    return len(partitions) * PARTITION_SIZE
+
+
+def work_point_read(endpoint, table, args):
+    count, seed, partitions = args
+    t = table_client(endpoint, table)
+    rng = random.Random(seed)
+    for _ in range(count):
+        t.get_entity(f"p{rng.randrange(partitions):04}", f"{rng.randrange(PARTITION_SIZE):08}")
+    return count
+
+
+def work_partition_query(endpoint, table, partitions):
+    t = table_client(endpoint, table)
+    n = 0
+    for p in partitions:
+        n += sum(1 for _ in t.query_entities("PartitionKey eq @pk", parameters={"pk": f"p{p:04}"}))
+    return n
+
+
+def work_table_scan(endpoint, table, groups):
+    t = table_client(endpoint, table)
+    n = 0
+    for g in groups:
+        n += sum(1 for _ in t.query_entities("Group eq @g", parameters={"g": f"g{g}"}, results_per_page=1000))
+    return n
+
+
+def work_upsert(endpoint, table, args):
+    count, seed, partitions = args
+    t = table_client(endpoint, table)
+    rng = random.Random(seed)
+    for i in range(count):
+        e = entity(f"p{rng.randrange(partitions):04}", rng.randrange(PARTITION_SIZE))
+        e["N"] = -i
+        t.upsert_entity(e, mode=UpdateMode.MERGE)
+    return count
+
+
+def warm(_):
+    return os.getpid()
+
+
+def run_row(pool, clients, fn, endpoint, table, shares):
+    start = time.monotonic()
+    futures = [pool.submit(fn, endpoint, table, s) for s in shares[:clients]]
+    return sum(f.result() for f in futures), time.monotonic() - start
+
+
+def split(items, n):
+    return [items[i::n] for i in range(n)]
+
+
+def bench_server(name, pid, endpoint, args, out):
+    svc = TableServiceClient(endpoint=endpoint, credential=AzureNamedKeyCredential(ACCOUNT, KEY))
+    partitions = args.entities // PARTITION_SIZE
+    pools = {c: ProcessPoolExecutor(max_workers=c) for c in (1, 8)}
+    for c, pool in pools.items():
+        list(pool.map(warm, range(c)))
+    try:
+        for clients in (1, 8):
+            pool = pools[clients]
+            table = f"bench{clients}c"
+            svc.delete_table(table)
+            svc.create_table(table)
+            rows = [
+                ("batch insert 100", "entity", work_batch_insert, split(list(range(partitions)), clients)),
+                ("point read", "read", work_point_read,
+                 [(args.reads // clients, 100 + i, partitions) for i in range(clients)]),
+                ("partition query", "entity", work_partition_query,
+                 split([i % partitions for i in range(args.partition_queries)], clients)),
+                ("filtered scan, paged", "entity", work_table_scan, split(list(range(args.scans)), clients)),
+                ("single upsert", "upsert", work_upsert,
+                 [(args.upserts // clients, 200 + i, partitions) for i in range(clients)]),
+            ]
+            for label, unit, fn, shares in rows:
+                cpu0 = server_cpu_s(pid)
+                ops, secs = run_row(pool, clients, fn, endpoint, table, shares)
+                cpu = server_cpu_s(pid) - cpu0
+                rss = server_peak_rss_mib(pid)
+                rec = (name, label, clients, ops, unit, secs, ops / secs, cpu * 1e3 / max(ops, 1), rss)
+                out.append(rec)
+                print(f"{name:8} {label:22} {clients:>2} {ops:>7} {unit:6} {secs:8.2f} s {ops / secs:9.0f}/s "
+                      f"{cpu * 1e3 / max(ops, 1):8.4f} ms/op {rss:7.1f} MiB", flush=True)
+            svc.delete_table(table)
+    finally:
+        for pool in pools.values():
+            pool.shutdown()
+
+
+def start(cmd, port, log):
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    wait_listening(proc, port)
+    return proc
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--strata", help="strata binary (release build)")
+    ap.add_argument("--azurite", help="azurite-table launcher")
+    ap.add_argument("--entities", type=int, default=20000, help="entities loaded (multiple of 1000)")
+    ap.add_argument("--reads", type=int, default=4000)
+    ap.add_argument("--upserts", type=int, default=4000)
+    ap.add_argument("--partition-queries", type=int, default=16)
+    ap.add_argument("--scans", type=int, default=8, help="filtered scans, each over the whole table")
+    ap.add_argument("--markdown", help="also write the table as Markdown to this file")
+    args = ap.parse_args()
+
+    results = []
+    work = tempfile.mkdtemp(prefix="emulator-compare-")
+    try:
+        for name, launcher in (("azurite", args.azurite), ("strata", args.strata)):
+            if not launcher:
+                continue
+            port = free_port()
+            data = os.path.join(work, name)
+            os.makedirs(data)
+            log = open(os.path.join(work, f"{name}.log"), "wb")
+            if name == "strata":
+                cmd = [launcher, "serve", "--db", os.path.join(data, "bench.db"), "--addr", f"127.0.0.1:{port}"]
+            else:
+                cmd = [launcher, "--tableHost", "127.0.0.1", "--tablePort", str(port), "--location", data,
+                       "--silent", "--disableTelemetry", "--skipApiVersionCheck"]
+            proc = start(cmd, port, log)
+            try:
+                bench_server(name, proc.pid, f"http://127.0.0.1:{port}/{ACCOUNT}", args, results)
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                log.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    lines = [
+        f"Entities: {args.entities}; reads {args.reads}, upserts {args.upserts}, "
+        f"partition queries {args.partition_queries}, filtered scans {args.scans} (each 1/10 of the table).",
+        "",
+        "| server | row | clients | ops | unit | ops/s | server CPU ms/op | peak RSS MiB |",
+        "|---|---|---:|---:|---|---:|---:|---:|",
+    ]
+    for name, label, clients, ops, unit, secs, rate, cpu, rss in results:
+        lines.append(f"| {name} | {label} | {clients} | {ops} | {unit} | {rate:.0f} | {cpu:.4f} | {rss:.1f} |")
+    print("\n".join(lines))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+//! The official Python SDK (`azure-data-tables`, pinned) drives `strata serve` end to end.
+//!
+//! Each test makes sure the venv under `<target>/sdk-venv` holds exactly
+//! `tests/sdk/requirements.txt` (installing it once, under a file lock, when the recorded
+//! requirements differ), starts `strata serve` on a free loopback port with a fresh database
+//! file, and runs a Python program against it, failing with the program's full output.
+//!
+//! Run by hand against any server: `STRATA_TABLE_ENDPOINT=http://127.0.0.1:10002/devstoreaccount1
+//! target/sdk-venv/bin/python -m pytest tests/sdk`.
+
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::fs::{self, File};
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long a freshly started server may take to accept connections.
+const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a server may take to exit after SIGTERM (graceful shutdown).
+const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(15);
+/// Seconds of load in the CI variant of the load test (the full run is 30 s; see load_test.py).
+const CI_LOAD_SECONDS: &str = "5";
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sdk_dir() -> PathBuf {
+    manifest_dir().join("tests").join("sdk")
+}
+
+/// `<target>/sdk-venv`, found from the integration-test temp dir so CARGO_TARGET_DIR is honoured.
+fn venv_dir() -> PathBuf {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().unwrap_or(&tmp).join("sdk-venv")
+}
+
+fn venv_python() -> PathBuf {
+    venv_dir().join("bin").join("python")
+}
+
+fn output_text(out: &Output) -> String {
+    format!(
+        "status: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn run_checked(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}",
+        output_text(&out)
+    );
+}
+
+/// Creates or refreshes the venv; a marker holding the installed requirements makes reruns instant.
+fn ensure_venv() -> PathBuf {
+    let venv = venv_dir();
+    let requirements = sdk_dir().join("requirements.txt");
+    let wanted = fs::read_to_string(&requirements).unwrap();
+    let marker = venv.join("strata-requirements.txt");
+    fs::create_dir_all(venv.parent().unwrap()).unwrap();
+    // Tests run in parallel threads and (under nextest) processes: one installs, the others wait.
+    let lock = File::create(venv.with_extension("lock")).unwrap();
+    lock.lock().unwrap();
+    let installed = fs::read_to_string(&marker).unwrap_or_default();
+    if installed != wanted || !venv_python().exists() {
+        let _ = fs::remove_file(&marker);
+        if !venv_python().exists() {
+            run_checked(
+                Command::new("python3").args(["-m", "venv"]).arg(&venv),
+                "python3 -m venv",
+            );
+        }
+        run_checked(
+            Command::new(venv_python())
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "-r",
+                ])
+                .arg(&requirements),
+            "pip install -r tests/sdk/requirements.txt",
+        );
+        fs::write(&marker, &wanted).unwrap();
+    }
+    lock.unlock().unwrap();
+    venv_python()
+}
+
+fn free_loopback_addr() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+}
+
+/// A running `strata serve`; dropped without `stop` it is killed so no server outlives a test.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(db: &Path, log: &Path) -> Self {
+        let addr = free_loopback_addr();
+        let log_file = File::create(log).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_strata"))
+            .arg("serve")
+            .arg("--db")
+            .arg(db)
+            .arg("--addr")
+            .arg(addr.to_string())
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().unwrap())
+            .stderr(log_file)
+            .spawn()
+            .unwrap();
+        let mut server = Self {
+            child,
+            addr,
+            log: log.to_path_buf(),
+        };
+        let deadline = Instant::now() + SERVER_START_TIMEOUT;
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if let Some(status) = server.child.try_wait().unwrap() {
+                panic!(
+                    "strata serve exited at start ({status}):\n{}",
+                    server.log_text()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "strata serve did not listen on {addr} within {SERVER_START_TIMEOUT:?}:\n{}",
+                server.log_text()
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://{}/devstoreaccount1", self.addr)
+    }
+
+    fn log_text(&self) -> String {
+        let mut text = String::new();
+        if let Ok(mut f) = File::open(&self.log) {
+            let _ = f.read_to_string(&mut text);
+        }
+        text
+    }
+
+    /// SIGTERM, then the exit status must be success within the timeout (graceful shutdown).
+    fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        run_checked(Command::new("kill").args(["-TERM", &pid]), "kill -TERM");
+        let deadline = Instant::now() + SERVER_STOP_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "strata serve exited with {status} after SIGTERM:\n{}",
+                    self.log_text()
+                );
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "strata serve ignored SIGTERM for {SERVER_STOP_TIMEOUT:?}:\n{}",
+                self.log_text()
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[test]
+fn sdk_conformance_suite_passes_against_strata_serve() {
+    let python = ensure_venv();
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("sdk.db"), &dir.path().join("server.log"));
+    let out = Command::new(&python)
+        .args(["-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider"])
+        .current_dir(sdk_dir())
+        .env("STRATA_TABLE_ENDPOINT", server.endpoint())
+        .env("STRATA_SDK_TARGET", "strata")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let report = output_text(&out);
+    if !out.status.success() {
+        panic!(
+            "the SDK conformance suite failed against strata serve:\n{report}\n--- server log ---\n{}",
+            server.log_text()
+        );
+    }
+    println!("{report}");
+    server.stop();
+}
+
+#[test]
+fn sdk_load_has_no_errors_and_loses_no_acknowledged_write() {
+    let python = ensure_venv();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(&python)
+        .arg(sdk_dir().join("load_test.py"))
+        .arg("--strata")
+        .arg(env!("CARGO_BIN_EXE_strata"))
+        .arg("--db")
+        .arg(dir.path().join("load.db"))
+        .args(["--clients", "64", "--duration", CI_LOAD_SECONDS])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let report = output_text(&out);
+    assert!(out.status.success(), "the SDK load test failed:\n{report}");
+    println!("{report}");
+}
