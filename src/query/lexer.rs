@@ -276,7 +276,7 @@ fn typed_literal(prefix: &str, body: &str) -> Result<Literal, SyntaxError> {
 
 /// The bytes of an even-length run of hex digits (either case).
 fn hex_bytes(hex: &str) -> Result<Vec<u8>, &'static str> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err("an odd number of hex digits");
     }
     hex.as_bytes()
