@@ -302,15 +302,16 @@ fn decode_entity_over_1_mib_is_rejected_by_the_model() {
             .unwrap();
     }
     let mut bytes = property::encode(&entity);
-    // Raise the count to 17 and append two more 64 KiB binaries.
+    // Raise the count to 17 and append two more 64 KiB binaries; the first crosses 1 MiB.
     bytes[2] = 17;
+    let crossing_name = bytes.len() + 1;
     for name in [b"X1", b"X2"] {
         bytes.extend_from_slice(&[2, name[0], name[1], 1, 0x80, 0x80, 0x04]);
         bytes.extend(std::iter::repeat_n(0, 65536));
     }
     let result = decode(&bytes);
     assert!(
-        matches!(result, Err(CodecError::Model { offset: 3, .. })),
+        matches!(result, Err(CodecError::Model { offset, .. }) if offset == crossing_name),
         "{result:?}"
     );
 }

@@ -18,7 +18,7 @@ fn decode(entity: &Entity, bytes: &[u8]) -> Entity {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(ProptestConfig::with_cases(500))]
 
     #[test]
     fn property_decode_inverts_encode_bit_exactly(entity in entity(24)) {

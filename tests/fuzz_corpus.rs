@@ -22,6 +22,8 @@ type Target = fn(&[u8]);
 const TARGETS: &[(&str, Target)] = &[
     ("property_decode", fuzz_targets::property_decode),
     ("key_decode", fuzz_targets::key_decode),
+    ("wal_record", fuzz_targets::wal_record),
+    ("open_file", fuzz_targets::open_file),
     ("filter_parse", fuzz_targets::filter_parse),
 ];
 

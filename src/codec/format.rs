@@ -37,9 +37,5 @@ pub const GUID_LEN: usize = 16;
 /// Width of an `Edm.Boolean` (0x00 false, 0x01 true; other bytes are rejected).
 pub const BOOLEAN_LEN: usize = 1;
 
-/// Smallest possible encoded property: name length, one name byte, tag, one value byte.
-/// Bounds the capacity preallocated from an untrusted property count.
-pub const MIN_PROPERTY_LEN: usize = 4;
-
 /// Longest LEB128 encoding of a `u64`.
 pub const MAX_VARINT_LEN: usize = 10;

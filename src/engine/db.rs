@@ -2,63 +2,201 @@
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
 
+use parking_lot::Mutex;
+
+use super::file::{FileStorage, OpenMode, Storage};
+use super::inner::Inner;
 use super::iter::RangeIter;
-use super::{Durability, Options, Result, Seq, Snapshot, Stats, WriteBatch};
+use super::{Durability, Error, Options, Result, Seq, Snapshot, Stats, WriteBatch};
 
 /// An open database file. `Send + Sync`: share it between threads behind an `Arc`.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use strata::engine::{Durability, Engine, Options, WriteBatch};
+/// let dir = tempfile::tempdir()?;
+/// let engine = Engine::open(dir.path().join("db"), Options::default())?;
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"a", b"1").put(b"b", b"2");
+/// engine.write(&batch, Durability::Sync)?;
+/// assert_eq!(engine.get(b"a")?, Some(b"1".to_vec()));
+/// let keys: Vec<_> = engine.range(b"a"..b"z")?.map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+/// assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec()]);
+/// engine.close()?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
-pub struct Engine {}
+pub struct Engine {
+    inner: Arc<Inner>,
+    background: Mutex<Option<JoinHandle<()>>>,
+}
 
 impl Engine {
     /// Opens (creating if absent) the database file at `path` for writing.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self> {
-        let _ = (path, options);
-        todo!()
+        let storage = FileStorage::open(path, OpenMode::ReadWrite)?;
+        Self::open_with_storage(Arc::new(storage), options)
     }
-    /// Opens an existing database file read-only (shared lock).
+
+    /// Opens the database held by `storage` for writing (e.g. a `FaultyStorage` in tests).
+    pub fn open_with_storage(storage: Arc<dyn Storage>, options: Options) -> Result<Self> {
+        let inner = Arc::new(super::recovery::open(storage, options, false)?);
+        let background = inner
+            .options
+            .background_compaction
+            .then(|| spawn_background(Arc::clone(&inner)));
+        Ok(Self {
+            inner,
+            background: Mutex::new(background),
+        })
+    }
+
+    /// Opens an existing database file read-only (shared lock); the WAL is replayed in memory.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
-        let _ = path;
-        todo!()
+        let storage = FileStorage::open(path, OpenMode::ReadOnly)?;
+        Self::open_read_only_with_storage(Arc::new(storage))
     }
-    /// Applies `batch` atomically; returns its sequence number once `durability` holds.
+
+    /// Opens the database held by `storage` read-only.
+    pub fn open_read_only_with_storage(storage: Arc<dyn Storage>) -> Result<Self> {
+        let inner = Arc::new(super::recovery::open(storage, Options::default(), true)?);
+        Ok(Self {
+            inner,
+            background: Mutex::new(None),
+        })
+    }
+
+    /// Applies `batch` atomically; returns the sequence number of its last operation once
+    /// `durability` holds. After any failed write or sync every later write is `Error::Poisoned`.
     pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<Seq> {
-        let _ = (batch, durability);
-        todo!()
+        self.inner.write(batch, durability)
     }
+
     /// The current value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let _ = key;
-        todo!()
+        self.check_open()?;
+        self.snapshot().get(key)
     }
+
     /// A consistent read view at the latest committed sequence number.
     pub fn snapshot(&self) -> Snapshot {
-        todo!()
+        // Read the sequence number first: everything at or below it is in this view's
+        // memtables or SSTs, whatever flush happens in between.
+        let seq = self.inner.last_seq();
+        Snapshot::new(self.inner.view(), seq)
     }
+
     /// Iterates live keys in `range` in ascending order at the latest sequence number.
     pub fn range(&self, range: Range<&[u8]>) -> Result<RangeIter> {
-        let _ = range;
-        todo!()
+        self.check_open()?;
+        Ok(self.snapshot().range(range))
     }
+
     /// Writes the memtable to an SST and makes everything durable.
     pub fn flush(&self) -> Result<()> {
-        todo!()
+        self.inner.check_writable()?;
+        let _guard = self.inner.maintenance.lock();
+        self.inner.flush_locked(false)
     }
-    /// Compacts everything into the last level, dropping overwritten and deleted data.
+
+    /// Compacts everything into the last level, dropping overwritten and deleted data, then
+    /// moves live data to the front of the file and truncates the free tail.
     pub fn compact(&self) -> Result<()> {
-        todo!()
+        self.inner.check_writable()?;
+        let _guard = self.inner.maintenance.lock();
+        self.inner.compact_all()
     }
-    /// Writes a consistent, fully compacted copy of the database to a new file at `path`.
+
+    /// Writes a consistent, fully compacted copy of the database to a new file at `path`
+    /// while writes go on. The copy opens read-only or for writing anywhere.
     pub fn checkpoint(&self, path: impl AsRef<Path>) -> Result<()> {
-        let _ = path;
-        todo!()
+        self.check_open()?;
+        let storage = FileStorage::open(path, OpenMode::ReadWrite)?;
+        let snapshot = self.snapshot();
+        super::checkpoint::write_checkpoint(&self.inner, &snapshot, &storage)
     }
+
     /// Levels, files, live and total bytes, amplification.
     pub fn stats(&self) -> Result<Stats> {
-        todo!()
+        self.check_open()?;
+        Stats::collect(&self.inner)
     }
+
     /// Flushes, waits for background work and releases the file.
     pub fn close(self) -> Result<()> {
-        todo!()
+        let flushed = if self.inner.read_only || self.inner.poison.lock().is_some() {
+            Ok(())
+        } else {
+            let _guard = self.inner.maintenance.lock();
+            self.inner.flush_locked(false)
+        };
+        self.stop_background();
+        self.inner.closed.store(true, Ordering::Release);
+        flushed
     }
+
+    /// Verifies every checksum and invariant of the database file at `path` (superblocks,
+    /// manifest, every SST block, the WAL, extents); errors name the offset of the first fault.
+    pub fn check(path: impl AsRef<Path>) -> Result<super::check::CheckReport> {
+        let storage: Arc<dyn Storage> = Arc::new(FileStorage::open(path, OpenMode::ReadOnly)?);
+        super::check::check_storage(&storage)
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+
+    fn stop_background(&self) {
+        {
+            let mut flags = self.inner.bg.flags.lock();
+            flags.1 = true;
+            self.inner.bg.cv.notify_all();
+        }
+        if let Some(handle) = self.background.lock().take() {
+            // A panic of the background thread already poisoned nothing we rely on; ignore it.
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.stop_background();
+        if !self.inner.read_only && !self.inner.closed.load(Ordering::Acquire) {
+            // Buffered writes become durable on a clean drop; a failure here has no one to tell.
+            let _ = self.inner.storage.sync_data();
+        }
+    }
+}
+
+/// Runs flushes and compactions until shutdown.
+fn spawn_background(inner: Arc<Inner>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        loop {
+            {
+                let mut flags = inner.bg.flags.lock();
+                while !flags.0 && !flags.1 {
+                    inner.bg.cv.wait(&mut flags);
+                }
+                if flags.1 {
+                    return;
+                }
+                flags.0 = false;
+            }
+            if inner.poison.lock().is_some() {
+                continue;
+            }
+            if let Err(err) = inner.maintain() {
+                // The failure is kept as the poison cause; writers report it.
+                let _ = inner.poisoned(err);
+            }
+        }
+    })
 }

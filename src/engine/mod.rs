@@ -2,24 +2,33 @@
 //! tables: the table layer maps its data model onto keys and values.
 
 mod batch;
+mod check;
+mod checkpoint;
+mod commit;
 mod compaction;
 mod db;
 mod error;
 pub mod file;
+mod inner;
 mod iter;
+mod limits;
 mod manifest;
 mod memtable;
 mod options;
+mod recovery;
 mod snapshot;
 pub mod sst;
 mod stats;
 mod types;
+mod version;
 pub mod wal;
 
-pub use batch::WriteBatch;
+pub use batch::{BatchDecodeError, BatchOp, WriteBatch};
+pub use check::CheckReport;
 pub use db::Engine;
 pub use error::{Error, Result};
+pub use iter::RangeIter;
 pub use options::{Compression, Durability, Options, PrefixExtractor};
 pub use snapshot::Snapshot;
-pub use stats::Stats;
-pub use types::{Seq, ValueKind};
+pub use stats::{LevelStats, Stats};
+pub use types::{RangeTombstone, Seq, ValueKind};

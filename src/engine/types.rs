@@ -24,3 +24,35 @@ impl ValueKind {
         }
     }
 }
+
+/// A range deletion: every entry with `start <= key < end` and a sequence number below `seq`
+/// is deleted. Kept outside SSTs (memtable, then manifest) because they are rare and cheap.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RangeTombstone {
+    /// First deleted key (inclusive).
+    pub start: Vec<u8>,
+    /// End of the deleted range (exclusive).
+    pub end: Vec<u8>,
+    /// Sequence number of the deletion.
+    pub seq: Seq,
+}
+
+impl RangeTombstone {
+    /// True when `key` lies in `[start, end)`.
+    #[must_use]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.start.as_slice() <= key && key < self.end.as_slice()
+    }
+
+    /// True when the tombstone, visible at `read_seq`, deletes the entry `key`@`entry_seq`.
+    #[must_use]
+    pub fn deletes(&self, key: &[u8], entry_seq: Seq, read_seq: Seq) -> bool {
+        self.seq <= read_seq && entry_seq < self.seq && self.contains(key)
+    }
+
+    /// True when `[start, end)` intersects the closed key range `[min, max]`.
+    #[must_use]
+    pub fn overlaps(&self, min: &[u8], max: &[u8]) -> bool {
+        self.start.as_slice() <= max && min < self.end.as_slice()
+    }
+}

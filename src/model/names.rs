@@ -144,15 +144,15 @@ fn validate_key(which: KeyKind, key: &str) -> Result<()> {
     // Every forbidden char is ASCII or a C1 control, whose UTF-8 form starts with 0xC2; a key
     // without such bytes (nearly all of them) needs no decoding.
     let suspect = |b: &u8| b.is_ascii_control() || matches!(b, b'/' | b'\\' | b'#' | b'?' | 0xC2);
-    if key.as_bytes().iter().any(suspect) {
-        if let Some((index, ch)) = key.char_indices().find(|&(_, c)| is_forbidden_key_char(c)) {
-            return Err(ModelError::KeyInvalidChar {
-                which,
-                key: excerpt(key),
-                ch,
-                index,
-            });
-        }
+    if key.as_bytes().iter().any(suspect)
+        && let Some((index, ch)) = key.char_indices().find(|&(_, c)| is_forbidden_key_char(c))
+    {
+        return Err(ModelError::KeyInvalidChar {
+            which,
+            key: excerpt(key),
+            ch,
+            index,
+        });
     }
     let len_bytes = utf16_bytes(key);
     if len_bytes > KEY_MAX_BYTES {
@@ -253,8 +253,10 @@ key_type!(
 /// A custom property name: a C# identifier of 1..=255 characters, not a system property name.
 ///
 /// "C# identifier" here is: a letter (Unicode alphabetic) or `_` first, then letters, digits
-/// (Unicode alphanumeric) or `_`; so no `-`, `.`, space or other punctuation. Length is
-/// counted in UTF-16 code units, the service's characters. Names are case-sensitive.
+/// (Unicode alphanumeric) or `_`; so no `-`, `.`, space or other punctuation. Rust's Unicode
+/// classes are a slight superset of C#'s (they also admit e.g. `²`, category No), which is
+/// accepted rather than pulling in a Unicode category table. Length is counted in UTF-16 code
+/// units, the service's characters. Names are case-sensitive.
 ///
 /// ```
 /// use strata::model::PropertyName;

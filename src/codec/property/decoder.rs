@@ -1,45 +1,44 @@
 //! Bytes → Entity, validating everything.
 
 use super::frame::{read_frame, read_header};
-use super::reader::{owned_value, property_name, utf8_name};
+use super::reader::{checked_name, owned_value, utf8_name};
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
-use crate::codec::format::MIN_PROPERTY_LEN;
-use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
+use crate::model::{Entity, PartitionKey, RowKey};
 
 /// The entity `(pk, rk)` whose property value bytes are `bytes`. Total: any input gives an
-/// entity or an error, and nothing is allocated beyond what the input's length justifies.
+/// entity or an error, and nothing is allocated beyond what the input's length justifies
+/// (properties are added one at a time as they are decoded, never preallocated from the count).
 ///
 /// Checks the version, flags, Timestamp range, property count (<= 252), every varint's
 /// shortest form, every tag, UTF-8 and the naming rules of every name, no duplicate names,
-/// every value's range and limit, the entity size limit, and that no bytes trail the last
-/// property. Entity-level limits are reported at the offset where the properties start.
+/// every value's range and limit, the entity size limit (reported at the name of the property
+/// that crosses it), and that no bytes trail the last property.
 ///
 /// # Errors
 /// The first [`CodecError`] found, with its offset.
 pub fn decode(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
     let mut cursor = Cursor::new(bytes);
     let header = read_header(&mut cursor)?;
-    // An untrusted count only sizes the vector as far as the remaining bytes can back it.
-    let capacity = header.count.min(cursor.remaining() / MIN_PROPERTY_LEN);
-    let mut properties: Vec<(PropertyName, Value)> = Vec::with_capacity(capacity);
+    let mut entity = Entity::new(pk, rk);
     for _ in 0..header.count {
         let frame = read_frame(&mut cursor)?;
         let name = utf8_name(&frame)?;
-        if properties.iter().any(|(seen, _)| seen.as_str() == name) {
+        // Entity::set would silently replace a repeated name; the format forbids repeats.
+        if entity.get(name).is_some() {
             return Err(CodecError::DuplicateProperty {
                 offset: frame.name_offset,
                 name: name.to_owned(),
             });
         }
-        properties.push((property_name(&frame)?, owned_value(&frame)?));
+        entity
+            .set(checked_name(name, &frame)?, owned_value(&frame)?)
+            .map_err(|source| CodecError::Model {
+                offset: frame.name_offset,
+                source,
+            })?;
     }
     cursor.finish()?;
-    let mut entity =
-        Entity::with_properties(pk, rk, properties).map_err(|source| CodecError::Model {
-            offset: header.body_offset,
-            source,
-        })?;
     if let Some(timestamp) = header.timestamp {
         entity.set_timestamp(timestamp);
     }

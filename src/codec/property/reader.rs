@@ -53,7 +53,9 @@ impl<'a> PropertyReader<'a> {
         }
     }
 
-    /// The value of property `name` (case-sensitive), borrowed from the input.
+    /// The value of property `name` (case-sensitive), borrowed from the input. The 64 KiB
+    /// limits of String and Binary are checked when the value is made owned
+    /// ([`ValueRef::to_value`]), not here.
     ///
     /// # Errors
     /// A [`CodecError`] for bad framing before the property, or a bad value of the property.
@@ -202,7 +204,12 @@ pub(super) fn utf8_name<'a>(frame: &Frame<'a>) -> Result<&'a str> {
 }
 
 pub(super) fn property_name(frame: &Frame<'_>) -> Result<PropertyName> {
-    PropertyName::new(utf8_name(frame)?).map_err(|source| CodecError::Model {
+    checked_name(utf8_name(frame)?, frame)
+}
+
+/// `name` (already checked as UTF-8) validated against the property naming rules.
+pub(super) fn checked_name(name: &str, frame: &Frame<'_>) -> Result<PropertyName> {
+    PropertyName::new(name).map_err(|source| CodecError::Model {
         offset: frame.name_offset,
         source,
     })

@@ -1,1 +1,266 @@
-//! Leveled compaction.
+//! Flushes and leveled compaction: picking work, merging inputs into new SSTs, and committing
+//! the new version.
+//!
+//! L0 holds one SST per flushed memtable (newest first, overlapping); every deeper level holds
+//! non-overlapping SSTs sorted by key, each level `level_size_ratio` times larger than the one
+//! above. All L0 SSTs move to L1 together once `l0_compaction_trigger` of them exist, so the
+//! newest version of a key is always in the highest level that holds the key.
+
+mod pick;
+
+pub use pick::{CompactionJob, pick};
+
+use std::sync::Arc;
+
+use super::inner::Inner;
+use super::iter::{MergeIter, Source};
+use super::limits::NUM_LEVELS;
+use super::manifest::SstMeta;
+use super::sst::{SstEntry, SstOptions, SstReader, SstWriter};
+use super::version::{SstHandle, Version};
+use super::{Result, ValueKind};
+
+/// What a merge drops on its way to the output.
+#[derive(Debug, Clone, Copy)]
+pub struct DropRules {
+    /// Point tombstones can go: no deeper SST may hold an older version of their key.
+    pub tombstones: bool,
+    /// Split the output into SSTs of about `sst_target_bytes`.
+    pub split: bool,
+}
+
+impl Inner {
+    /// Flushes frozen memtables, then compacts while any level is over its budget.
+    /// Runs on the background thread, or inline in writers without one.
+    pub fn maintain(&self) -> Result<()> {
+        let _guard = self.maintenance.lock();
+        self.flush_frozen()?;
+        while let Some(job) = pick(&self.view().version, &self.options) {
+            self.run_compaction(&job)?;
+        }
+        Ok(())
+    }
+
+    /// Freezes a non-empty memtable (or, with `force`, even an empty one, to move the WAL to a
+    /// fresh segment) and flushes every frozen memtable. Caller holds `maintenance`.
+    pub fn flush_locked(&self, force: bool) -> Result<()> {
+        {
+            let mut writer = self.writer.lock();
+            if force || !self.view.read().mem.is_empty() {
+                self.freeze(&mut writer)?;
+            }
+        }
+        self.flush_frozen()
+    }
+
+    /// Writes every frozen memtable to an L0 SST, oldest first. Caller holds `maintenance`.
+    pub fn flush_frozen(&self) -> Result<()> {
+        loop {
+            let Some(frozen) = self.frozen.lock().first().cloned() else {
+                return Ok(());
+            };
+            let mut last: Option<Vec<u8>> = None;
+            let entries = frozen.mem.entries().filter(|entry| {
+                // Snapshots pin the memtable itself, so only the newest version needs to move on.
+                let shadowed = last.as_ref() == Some(&entry.key);
+                last = Some(entry.key.clone());
+                !shadowed
+            });
+            let rules = DropRules {
+                tombstones: false,
+                split: false,
+            };
+            let outputs = self.write_ssts(entries.map(Ok), 0, rules, &[])?;
+            let mut version = Version::clone(&self.view().version);
+            if let Some(l0) = version.levels.first_mut() {
+                for sst in outputs {
+                    l0.insert(0, sst);
+                }
+            }
+            version
+                .range_tombstones
+                .extend(frozen.mem.range_tombstones());
+            self.install(version, Vec::new(), Some(&frozen))?;
+        }
+    }
+
+    /// Runs one compaction job and commits its result.
+    pub fn run_compaction(&self, job: &CompactionJob) -> Result<()> {
+        let current = Arc::clone(&self.view().version);
+        let sources = job
+            .inputs
+            .iter()
+            .map(|sst| Source::Sst(sst.reader.iter(&[])))
+            .collect();
+        let outputs = self.write_ssts(
+            MergeIter::new(sources),
+            job.output_level,
+            DropRules {
+                tombstones: job.drop_tombstones,
+                split: true,
+            },
+            &current.range_tombstones,
+        )?;
+        let mut version = Version::clone(&current);
+        for level in &mut version.levels {
+            level.retain(|sst| !job.inputs.iter().any(|input| Arc::ptr_eq(sst, input)));
+        }
+        if let Some(level) = version.levels.get_mut(job.output_level) {
+            level.extend(outputs);
+            level.sort_by(|a, b| a.meta.props.min_key.cmp(&b.meta.props.min_key));
+        }
+        drop(current);
+        self.install(version, job.inputs.clone(), None)
+    }
+
+    /// Writes the newest version of each key of `entries` (internal order) into SSTs of
+    /// `level`, dropping entries deleted by `range_tombstones` and, per `rules`, tombstones.
+    fn write_ssts(
+        &self,
+        entries: impl Iterator<Item = Result<SstEntry>>,
+        level: usize,
+        rules: DropRules,
+        range_tombstones: &[super::RangeTombstone],
+    ) -> Result<Vec<Arc<SstHandle>>> {
+        let mut outputs = Vec::new();
+        let mut writer = SstWriter::new(self.sst_options(level));
+        let mut last: Option<Vec<u8>> = None;
+        for entry in entries {
+            let entry = entry?;
+            if last.as_ref() == Some(&entry.key) {
+                continue;
+            }
+            last = Some(entry.key.clone());
+            if range_tombstones
+                .iter()
+                .any(|t| t.contains(&entry.key) && entry.seq < t.seq)
+                || (rules.tombstones && entry.kind == ValueKind::Delete)
+            {
+                continue;
+            }
+            writer.add(&entry.key, entry.seq, entry.kind, &entry.value);
+            if rules.split && writer.estimated_len() >= self.options.sst_target_bytes {
+                let full = std::mem::replace(&mut writer, SstWriter::new(self.sst_options(level)));
+                outputs.extend(self.finish_sst(full)?);
+            }
+        }
+        outputs.extend(self.finish_sst(writer)?);
+        Ok(outputs)
+    }
+
+    /// SST options for `level`.
+    pub fn sst_options(&self, level: usize) -> SstOptions {
+        SstOptions {
+            block_bytes: self.options.block_bytes,
+            restart_interval: self.options.restart_interval,
+            compression: if level == 0 {
+                self.options.l0_compression
+            } else {
+                self.options.compression
+            },
+            bloom_bits_per_key: self.options.bloom_bits_per_key,
+            prefix_extractor: self.options.prefix_extractor.clone(),
+        }
+    }
+
+    /// Writes the finished SST into a fresh extent (not yet synced) and opens it.
+    fn finish_sst(&self, writer: SstWriter) -> Result<Option<Arc<SstHandle>>> {
+        let Some((image, props)) = writer.finish()? else {
+            return Ok(None);
+        };
+        let extent = self.allocate(image.len() as u64);
+        self.write_at(&image, extent.offset, "write SST")
+            .map_err(|err| self.poisoned(err))?;
+        let id = {
+            let mut meta = self.meta.lock();
+            meta.next_sst_id += 1;
+            meta.next_sst_id - 1
+        };
+        let len = image.len() as u64;
+        let reader = SstReader::open(
+            Arc::clone(&self.storage),
+            extent,
+            len,
+            id,
+            Arc::clone(&self.cache),
+        )?;
+        let meta = SstMeta {
+            id,
+            extent,
+            len,
+            props,
+        };
+        Ok(Some(Arc::new(SstHandle::new(
+            meta,
+            reader,
+            Arc::clone(&self.graveyard),
+        ))))
+    }
+
+    /// Compacts everything into the last level, then moves SSTs out of the file's tail so the
+    /// file can shrink. Caller holds `maintenance`.
+    pub fn compact_all(&self) -> Result<()> {
+        self.flush_locked(false)?;
+        let inputs: Vec<Arc<SstHandle>> = self.view().version.ssts().cloned().collect();
+        if !inputs.is_empty() {
+            let job = CompactionJob {
+                inputs,
+                output_level: NUM_LEVELS - 1,
+                drop_tombstones: true,
+            };
+            self.run_compaction(&job)?;
+        }
+        // Drop the WAL segment allocated before the compaction (likely mid-file), then move
+        // SSTs down into the holes the compaction left.
+        // The first switch frees the old segment; the second can then land in the lowest hole.
+        self.flush_locked(true)?;
+        self.flush_locked(true)?;
+        self.relocate_tail()
+    }
+
+    /// Copies SSTs that sit above a free hole big enough for them into that hole (first fit),
+    /// so the free space ends up at the tail and is truncated away.
+    fn relocate_tail(&self) -> Result<()> {
+        let current = Arc::clone(&self.view().version);
+        let mut by_offset: Vec<Arc<SstHandle>> = current.ssts().cloned().collect();
+        by_offset.sort_by_key(|sst| std::cmp::Reverse(sst.meta.extent.offset));
+        let mut moved = Vec::new();
+        let mut version = Version::clone(&current);
+        for sst in by_offset {
+            let target = self.allocate(sst.meta.len);
+            if target.offset >= sst.meta.extent.offset {
+                self.free(&[target]);
+                continue;
+            }
+            let mut image = vec![0u8; usize::try_from(sst.meta.len).unwrap_or(usize::MAX)];
+            self.storage
+                .read_exact_at(&mut image, sst.meta.extent.offset)
+                .map_err(super::inner::io("read SST for relocation"))?;
+            self.write_at(&image, target.offset, "write relocated SST")
+                .map_err(|err| self.poisoned(err))?;
+            let reader = SstReader::open(
+                Arc::clone(&self.storage),
+                target,
+                sst.meta.len,
+                sst.meta.id,
+                Arc::clone(&self.cache),
+            )?;
+            let meta = SstMeta {
+                extent: target,
+                ..sst.meta.clone()
+            };
+            let handle = Arc::new(SstHandle::new(meta, reader, Arc::clone(&self.graveyard)));
+            for level in &mut version.levels {
+                for slot in level.iter_mut().filter(|slot| Arc::ptr_eq(slot, &sst)) {
+                    *slot = Arc::clone(&handle);
+                }
+            }
+            moved.push(sst);
+        }
+        drop(current);
+        if !moved.is_empty() {
+            self.install(version, moved, None)?;
+        }
+        self.truncate_tail()
+    }
+}

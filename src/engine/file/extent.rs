@@ -1,7 +1,9 @@
 //! Extents (runs of whole pages) and the free-extent allocator.
 
-/// The allocation unit of the file.
-pub const PAGE_SIZE: u64 = 4096;
+use std::collections::BTreeMap;
+
+use super::format::{DATA_START, PAGE_SIZE};
+use crate::engine::{Error, Result};
 
 /// A run of pages: `offset` and `len` are multiples of [`PAGE_SIZE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -12,35 +14,173 @@ pub struct Extent {
     pub len: u64,
 }
 
+impl Extent {
+    /// One past the last byte (saturating, so a corrupt extent cannot overflow).
+    #[must_use]
+    pub const fn end(&self) -> u64 {
+        self.offset.saturating_add(self.len)
+    }
+
+    /// Whether the extent is non-empty, page-aligned, past the superblock area and does not
+    /// overflow `u64`; anything else read from disk is corruption.
+    #[must_use]
+    pub const fn is_well_formed(&self) -> bool {
+        self.len > 0
+            && self.offset.is_multiple_of(PAGE_SIZE)
+            && self.len.is_multiple_of(PAGE_SIZE)
+            && self.offset >= DATA_START
+            && self.offset.checked_add(self.len).is_some()
+    }
+}
+
 /// Tracks free page runs of the file (rebuilt on open from what the superblock and manifest
 /// reference; never persisted). Allocation is first-fit from the lowest offset so live data
 /// drifts toward the front and the tail can be truncated.
-#[derive(Debug, Default)]
-pub struct ExtentAllocator {}
+///
+/// Invariants: free runs lie in `DATA_START..end`, are disjoint, never touch each other
+/// (neighbours are merged) and never touch `end` (a free run reaching `end` is given back to
+/// the tail, which is what lets the file shrink).
+#[derive(Debug)]
+pub struct ExtentAllocator {
+    /// Free runs below `end`: offset → length.
+    free: BTreeMap<u64, u64>,
+    /// One past the highest allocated byte (at least `DATA_START`).
+    end: u64,
+}
+
+impl Default for ExtentAllocator {
+    fn default() -> Self {
+        Self {
+            free: BTreeMap::new(),
+            end: DATA_START,
+        }
+    }
+}
 
 impl ExtentAllocator {
-    /// An allocator for a file of `file_len` bytes in which exactly `used` is allocated
-    /// (the superblock area is implicitly used). Overlapping `used` extents are corruption.
-    pub fn rebuild(used: &[Extent], file_len: u64) -> Result<Self, String> {
-        let _ = (used, file_len);
-        todo!()
+    /// An allocator for a file in which exactly `used` is allocated (the superblock area is
+    /// implicitly used). Misaligned, empty or overlapping extents are `Error::Corruption`
+    /// naming the offending extent's offset. `used` extents may reach past the current file
+    /// length: a WAL segment's pages are only written as records arrive.
+    pub fn rebuild(used: &[Extent]) -> Result<Self> {
+        let mut sorted = used.to_vec();
+        sorted.sort_unstable();
+        let mut alloc = Self::default();
+        for extent in sorted {
+            if !extent.is_well_formed() {
+                return Err(Error::Corruption {
+                    offset: extent.offset,
+                    what: format!(
+                        "extent {}+{} is not a page-aligned run after the superblocks",
+                        extent.offset, extent.len
+                    ),
+                });
+            }
+            if extent.offset < alloc.end {
+                return Err(Error::Corruption {
+                    offset: extent.offset,
+                    what: format!(
+                        "extent {}+{} overlaps another extent ending at {}",
+                        extent.offset, extent.len, alloc.end
+                    ),
+                });
+            }
+            if extent.offset > alloc.end {
+                alloc.free.insert(alloc.end, extent.offset - alloc.end);
+            }
+            alloc.end = extent.end();
+        }
+        Ok(alloc)
     }
-    /// An extent of at least `len` bytes (rounded up to pages).
+
+    /// An extent of at least `len` bytes (rounded up to whole pages, at least one page): the
+    /// lowest free run that fits, else fresh pages at the end.
     pub fn allocate(&mut self, len: u64) -> Extent {
-        let _ = len;
-        todo!()
+        let need = len.max(1).div_ceil(PAGE_SIZE).saturating_mul(PAGE_SIZE);
+        let fit = self
+            .free
+            .iter()
+            .find(|&(_, &run)| run >= need)
+            .map(|(&offset, &run)| (offset, run));
+        if let Some((offset, run)) = fit {
+            self.free.remove(&offset);
+            if run > need {
+                self.free.insert(offset + need, run - need);
+            }
+            return Extent { offset, len: need };
+        }
+        let extent = Extent {
+            offset: self.end,
+            len: need,
+        };
+        self.end = self.end.saturating_add(need);
+        extent
     }
-    /// Returns `extent` to the free set, merging with neighbours.
+
+    /// Returns `extent` to the free set, merging with neighbours (and with the tail, which
+    /// lowers `end()`). Freeing what is not allocated is a bug of the caller: it is caught by
+    /// a debug assertion and otherwise ignored, so the free set stays consistent.
     pub fn free(&mut self, extent: Extent) {
-        let _ = extent;
-        todo!()
+        let allocated = self.is_allocated(extent);
+        debug_assert!(allocated, "freeing {extent:?}, which is not allocated");
+        if !allocated {
+            return;
+        }
+        let mut start = extent.offset;
+        let mut end = extent.end();
+        if let Some((&prev, &prev_len)) = self.free.range(..start).next_back()
+            && prev + prev_len == start
+        {
+            self.free.remove(&prev);
+            start = prev;
+        }
+        if let Some(next_len) = self.free.remove(&end) {
+            end += next_len;
+        }
+        if end == self.end {
+            self.end = start;
+        } else {
+            self.free.insert(start, end - start);
+        }
     }
+
+    /// Whether every page of `extent` is currently allocated (and it is well formed).
+    #[must_use]
+    pub fn is_allocated(&self, extent: Extent) -> bool {
+        if !extent.is_well_formed() || extent.end() > self.end {
+            return false;
+        }
+        // The free run starting at or before the extent is the only one that could reach into
+        // it from the left; any run starting inside it overlaps too.
+        let left = self
+            .free
+            .range(..=extent.offset)
+            .next_back()
+            .is_some_and(|(&off, &len)| off + len > extent.offset);
+        let inside = self
+            .free
+            .range(extent.offset..extent.end())
+            .next()
+            .is_some();
+        !left && !inside
+    }
+
     /// The file length needed to hold every allocated extent (free space at the end excluded).
+    #[must_use]
     pub fn end(&self) -> u64 {
-        todo!()
+        self.end
     }
+
     /// Bytes in free extents below `end()`.
+    #[must_use]
     pub fn free_bytes(&self) -> u64 {
-        todo!()
+        self.free.values().sum()
+    }
+
+    /// The free runs below `end()`, lowest first.
+    pub fn free_extents(&self) -> impl Iterator<Item = Extent> + '_ {
+        self.free
+            .iter()
+            .map(|(&offset, &len)| Extent { offset, len })
     }
 }

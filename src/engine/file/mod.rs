@@ -3,15 +3,20 @@
 
 mod extent;
 mod faulty;
+pub mod format;
 mod real;
 mod superblock;
 
-pub use extent::{Extent, ExtentAllocator, PAGE_SIZE};
-pub use faulty::{Fault, FaultyStorage};
+pub use extent::{Extent, ExtentAllocator};
+pub use faulty::{CrashMode, Fault, FaultyStorage};
+pub use format::{DATA_START, PAGE_SIZE};
 pub use real::{FileStorage, OpenMode};
-pub use superblock::{ExtentRef, Superblock, WalSegmentRef, read_superblock, write_superblock};
+pub use superblock::{
+    ExtentRef, SlotError, Superblock, WalSegmentRef, read_superblock, write_superblock,
+};
 
 use std::io;
+use std::path::Path;
 
 /// Positional I/O on the one database file. Everything the engine does to disk goes through
 /// this trait so tests can inject torn writes, failed syncs, full disks and crashes.
@@ -24,6 +29,14 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn sync_data(&self) -> io::Result<()>;
     /// The current file length.
     fn len(&self) -> io::Result<u64>;
+    /// Whether the file is empty (a fresh database).
+    fn is_empty(&self) -> io::Result<bool> {
+        self.len().map(|len| len == 0)
+    }
     /// Grows or truncates the file.
     fn set_len(&self, len: u64) -> io::Result<()>;
+    /// The file's path, for error messages (`<in-memory>` for storages without one).
+    fn path(&self) -> &Path {
+        Path::new("<in-memory>")
+    }
 }

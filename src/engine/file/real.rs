@@ -1,5 +1,13 @@
 //! The real [`Storage`](super::Storage): a `std::fs::File` with pread/pwrite and a lock.
 
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::Storage;
+use crate::engine::{Error, Result};
+
 /// How [`FileStorage::open`] locks the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenMode {
@@ -9,6 +17,109 @@ pub enum OpenMode {
     ReadOnly,
 }
 
-/// The database file on a real file system.
+/// The database file on a real file system. The lock lives as long as the value: std's file
+/// locks belong to the open file description, so dropping the `File` releases it.
 #[derive(Debug)]
-pub struct FileStorage {}
+pub struct FileStorage {
+    file: File,
+    path: PathBuf,
+    mode: OpenMode,
+}
+
+impl FileStorage {
+    /// Opens `path` and takes the lock of `mode` without blocking: a lock held elsewhere
+    /// (another process, or another open of the same path in this one) is `Error::Locked`.
+    /// A `ReadWrite` open that creates the file fsyncs the parent directory so the file's
+    /// name survives a crash.
+    pub fn open(path: impl AsRef<Path>, mode: OpenMode) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let file = match mode {
+            OpenMode::ReadOnly => File::open(&path).map_err(|source| Error::Io {
+                op: "open database file read-only",
+                source,
+            })?,
+            OpenMode::ReadWrite => Self::open_or_create(&path)?,
+        };
+        let locked = match mode {
+            OpenMode::ReadWrite => file.try_lock(),
+            OpenMode::ReadOnly => file.try_lock_shared(),
+        };
+        match locked {
+            Ok(()) => Ok(Self { file, path, mode }),
+            Err(TryLockError::WouldBlock) => Err(Error::Locked { path }),
+            Err(TryLockError::Error(source)) => Err(Error::Io {
+                op: "lock database file",
+                source,
+            }),
+        }
+    }
+
+    fn open_or_create(path: &Path) -> Result<File> {
+        let created = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path);
+        match created {
+            Ok(file) => {
+                sync_parent_dir(path)?;
+                Ok(file)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(path)
+                .map_err(|source| Error::Io {
+                    op: "open database file",
+                    source,
+                }),
+            Err(source) => Err(Error::Io {
+                op: "create database file",
+                source,
+            }),
+        }
+    }
+
+    /// How the file was opened.
+    #[must_use]
+    pub fn mode(&self) -> OpenMode {
+        self.mode
+    }
+}
+
+/// Makes a newly created directory entry durable (POSIX leaves it volatile until the
+/// directory itself is fsynced).
+fn sync_parent_dir(path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(parent)
+        .and_then(|dir| dir.sync_all())
+        .map_err(|source| Error::Io {
+            op: "sync parent directory of new database file",
+            source,
+        })
+}
+
+impl Storage for FileStorage {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset)
+    }
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.file.write_all_at(buf, offset)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        // sync_data also persists a changed file length (it is needed to read the data back).
+        self.file.sync_data()
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.file.metadata().map(|m| m.len())
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}

@@ -1,1 +1,233 @@
-//! The in-memory sorted write buffer.
+//! The in-memory sorted write buffer: a concurrent skip list of internal keys
+//! (user key ascending, seq descending) plus the range tombstones written since the last flush.
+
+use std::cmp::Reverse;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crossbeam_skiplist::SkipMap;
+use parking_lot::RwLock;
+
+use super::batch::BatchOp;
+use super::{RangeTombstone, Seq, ValueKind};
+
+/// Bytes charged per entry on top of key and value, for the skip list node and its tower.
+const ENTRY_OVERHEAD_BYTES: usize = 64;
+
+/// An internal key: ordered by user key ascending, then sequence number descending, so the
+/// newest version of a key comes first.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct MemKey {
+    user_key: Vec<u8>,
+    seq: Reverse<Seq>,
+}
+
+#[derive(Debug, Clone)]
+struct MemValue {
+    kind: ValueKind,
+    value: Vec<u8>,
+}
+
+/// One internal entry copied out of a memtable (the same shape as an SST entry).
+pub use crate::engine::sst::SstEntry as MemEntry;
+
+/// A memtable. Writers insert under the engine's single write pipeline; readers read
+/// concurrently and see only entries at or below their read sequence number.
+#[derive(Debug, Default)]
+pub struct Memtable {
+    map: SkipMap<MemKey, MemValue>,
+    range_tombstones: RwLock<Vec<RangeTombstone>>,
+    bytes: AtomicUsize,
+    max_seq: AtomicU64,
+}
+
+impl Memtable {
+    /// An empty memtable.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies the operations of one batch, operation `i` taking sequence number `first_seq + i`.
+    pub fn apply(&self, first_seq: Seq, ops: &[BatchOp<'_>]) {
+        for (seq, op) in (first_seq..).zip(ops) {
+            match *op {
+                BatchOp::Put { key, value } => self.insert(key, seq, ValueKind::Put, value),
+                BatchOp::Delete { key } => self.insert(key, seq, ValueKind::Delete, &[]),
+                BatchOp::DeleteRange { start, end } => {
+                    self.bytes.fetch_add(
+                        start.len() + end.len() + ENTRY_OVERHEAD_BYTES,
+                        Ordering::Relaxed,
+                    );
+                    self.range_tombstones.write().push(RangeTombstone {
+                        start: start.to_vec(),
+                        end: end.to_vec(),
+                        seq,
+                    });
+                }
+            }
+            self.max_seq.fetch_max(seq, Ordering::Relaxed);
+        }
+    }
+
+    /// Inserts one internal entry.
+    pub fn insert(&self, key: &[u8], seq: Seq, kind: ValueKind, value: &[u8]) {
+        self.bytes.fetch_add(
+            key.len() + value.len() + ENTRY_OVERHEAD_BYTES,
+            Ordering::Relaxed,
+        );
+        self.max_seq.fetch_max(seq, Ordering::Relaxed);
+        self.map.insert(
+            MemKey {
+                user_key: key.to_vec(),
+                seq: Reverse(seq),
+            },
+            MemValue {
+                kind,
+                value: value.to_vec(),
+            },
+        );
+    }
+
+    /// The newest entry for `key` with `seq <= read_seq`.
+    #[must_use]
+    pub fn get(&self, key: &[u8], read_seq: Seq) -> Option<MemEntry> {
+        let probe = MemKey {
+            user_key: key.to_vec(),
+            seq: Reverse(read_seq),
+        };
+        let entry = self.map.lower_bound(Bound::Included(&probe))?;
+        (entry.key().user_key == key).then(|| to_entry(entry.key(), entry.value()))
+    }
+
+    /// Up to `limit` entries in internal order starting at the first with user key `>= start`
+    /// (or strictly after the internal key `after`, when given).
+    #[must_use]
+    pub fn scan(&self, start: &[u8], after: Option<(&[u8], Seq)>, limit: usize) -> Vec<MemEntry> {
+        let lower = match after {
+            Some((key, seq)) => Bound::Excluded(MemKey {
+                user_key: key.to_vec(),
+                seq: Reverse(seq),
+            }),
+            None => Bound::Included(MemKey {
+                user_key: start.to_vec(),
+                seq: Reverse(Seq::MAX),
+            }),
+        };
+        self.map
+            .range((lower, Bound::Unbounded))
+            .take(limit)
+            .map(|entry| to_entry(entry.key(), entry.value()))
+            .collect()
+    }
+
+    /// Every entry in internal order (for flushing a frozen memtable).
+    pub fn entries(&self) -> impl Iterator<Item = MemEntry> + '_ {
+        self.map
+            .iter()
+            .map(|entry| to_entry(entry.key(), entry.value()))
+    }
+
+    /// True when a range tombstone of this memtable, visible at `read_seq`, deletes `key`@`entry_seq`.
+    #[must_use]
+    pub fn range_deletes(&self, key: &[u8], entry_seq: Seq, read_seq: Seq) -> bool {
+        self.range_tombstones
+            .read()
+            .iter()
+            .any(|t| t.deletes(key, entry_seq, read_seq))
+    }
+
+    /// The range tombstones applied so far.
+    #[must_use]
+    pub fn range_tombstones(&self) -> Vec<RangeTombstone> {
+        self.range_tombstones.read().clone()
+    }
+
+    /// True when at least one range tombstone was applied.
+    #[must_use]
+    pub fn has_range_tombstones(&self) -> bool {
+        !self.range_tombstones.read().is_empty()
+    }
+
+    /// Approximate memory used, in bytes.
+    #[must_use]
+    pub fn approximate_bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// True when nothing was ever applied.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty() && self.range_tombstones.read().is_empty()
+    }
+
+    /// Highest sequence number applied (0 when empty).
+    #[must_use]
+    pub fn max_seq(&self) -> Seq {
+        self.max_seq.load(Ordering::Relaxed)
+    }
+}
+
+fn to_entry(key: &MemKey, value: &MemValue) -> MemEntry {
+    MemEntry {
+        key: key.user_key.clone(),
+        seq: key.seq.0,
+        kind: value.kind,
+        value: value.value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[test]
+    fn memtable_get_returns_newest_version_at_or_below_read_seq() {
+        let mem = Memtable::new();
+        mem.insert(b"k", 1, ValueKind::Put, b"one");
+        mem.insert(b"k", 3, ValueKind::Put, b"three");
+        mem.insert(b"k", 5, ValueKind::Delete, b"");
+        assert_eq!(mem.get(b"k", 0), None);
+        assert_eq!(mem.get(b"k", 2).unwrap().value, b"one");
+        assert_eq!(mem.get(b"k", 4).unwrap().value, b"three");
+        assert_eq!(mem.get(b"k", 9).unwrap().kind, ValueKind::Delete);
+        assert_eq!(mem.get(b"j", 9), None);
+        assert_eq!(mem.get(b"kk", 9), None);
+    }
+
+    #[test]
+    fn memtable_apply_gives_each_operation_its_own_seq() {
+        let mem = Memtable::new();
+        let ops = [
+            BatchOp::Put {
+                key: b"a",
+                value: b"1",
+            },
+            BatchOp::Delete { key: b"a" },
+            BatchOp::DeleteRange {
+                start: b"b",
+                end: b"c",
+            },
+        ];
+        mem.apply(10, &ops);
+        assert_eq!(mem.get(b"a", 10).unwrap().kind, ValueKind::Put);
+        assert_eq!(mem.get(b"a", 11).unwrap().kind, ValueKind::Delete);
+        assert_eq!(mem.range_tombstones()[0].seq, 12);
+        assert_eq!(mem.max_seq(), 12);
+        assert!(mem.approximate_bytes() > 0);
+    }
+
+    #[test]
+    fn memtable_scan_resumes_after_internal_key_in_order() {
+        let mem = Memtable::new();
+        for (key, seq) in [(b"a", 1), (b"b", 2), (b"b", 3), (b"c", 4)] {
+            mem.insert(key, seq, ValueKind::Put, b"");
+        }
+        let first = mem.scan(b"b", None, 1);
+        assert_eq!((first[0].key.as_slice(), first[0].seq), (&b"b"[..], 3));
+        let rest = mem.scan(b"b", Some((b"b", 3)), 10);
+        let got: Vec<_> = rest.iter().map(|e| (e.key.clone(), e.seq)).collect();
+        assert_eq!(got, vec![(b"b".to_vec(), 2), (b"c".to_vec(), 4)]);
+    }
+}

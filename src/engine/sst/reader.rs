@@ -2,9 +2,15 @@
 
 use std::sync::Arc;
 
-use super::{BlockCache, SstProperties};
+use super::block::{Block, BlockCursor};
+use super::bloom::{Bloom, bloom_hash};
+use super::format::{
+    BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, BLOOM_KEY_SEED, BLOOM_PREFIX_SEED, BlockHandle, FOOTER_LEN,
+    Footer, corruption, get_varint, open_block,
+};
+use super::{BlockCache, SstIter, SstProperties};
 use crate::engine::file::{Extent, Storage};
-use crate::engine::{Result, Seq, ValueKind};
+use crate::engine::{Error, Result, Seq, ValueKind};
 
 /// One internal entry read from an SST.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,9 +25,77 @@ pub struct SstEntry {
     pub value: Vec<u8>,
 }
 
+/// One data block as the index knows it.
+#[derive(Debug)]
+struct IndexEntry {
+    /// A key >= every user key of the block and < every key of later blocks (it equals the
+    /// last key of the block when the next block starts with the same user key).
+    separator: Box<[u8]>,
+    handle: BlockHandle,
+}
+
 /// An open SST: footer, index and filters in memory, data blocks through the cache.
 #[derive(Debug)]
-pub struct SstReader {}
+pub struct SstReader {
+    storage: Arc<dyn Storage>,
+    extent: Extent,
+    len: u64,
+    id: u64,
+    cache: Arc<BlockCache>,
+    index: Vec<IndexEntry>,
+    bloom: Option<Bloom>,
+    prefix: Option<Bloom>,
+    properties: SstProperties,
+}
+
+/// Parses the index block contents found at absolute `offset`; data blocks must tile
+/// `0..data_end` exactly, in order.
+fn decode_index(buf: &[u8], offset: u64, data_end: u64) -> Result<Vec<IndexEntry>> {
+    let mut entries: Vec<IndexEntry> = Vec::new();
+    let mut pos = 0;
+    let mut expected_offset = 0u64;
+    while pos < buf.len() {
+        let i = entries.len();
+        let bad = |what: &str| corruption(offset, format!("SST index entry {i}: {what}"));
+        let n = get_varint(buf, &mut pos).ok_or_else(|| bad("bad key length"))?;
+        let sep = usize::try_from(n)
+            .ok()
+            .and_then(|n| buf.get(pos..pos.checked_add(n)?))
+            .ok_or_else(|| bad("key overruns the index"))?;
+        pos += sep.len();
+        let block_offset = get_varint(buf, &mut pos).ok_or_else(|| bad("bad block offset"))?;
+        let block_len = get_varint(buf, &mut pos).ok_or_else(|| bad("bad block length"))?;
+        if block_offset != expected_offset || block_len < BLOCK_TRAILER_LEN as u64 {
+            return Err(bad(&format!(
+                "block ({block_offset}, {block_len}) does not follow the previous block"
+            )));
+        }
+        expected_offset = block_offset
+            .checked_add(block_len)
+            .filter(|&e| e <= data_end)
+            .ok_or_else(|| bad("block overruns the data area"))?;
+        if entries.last().is_some_and(|p| *p.separator > *sep) {
+            return Err(bad("separator out of order"));
+        }
+        entries.push(IndexEntry {
+            separator: sep.into(),
+            handle: BlockHandle {
+                offset: block_offset,
+                len: block_len,
+            },
+        });
+    }
+    if entries.is_empty() || expected_offset != data_end {
+        return Err(corruption(
+            offset,
+            format!(
+                "SST index covers {expected_offset} of {data_end} data bytes in {} blocks",
+                entries.len()
+            ),
+        ));
+    }
+    Ok(entries)
+}
 
 impl SstReader {
     /// Opens the SST of `len` bytes stored at `extent`; `id` keys its blocks in `cache`.
@@ -33,44 +107,280 @@ impl SstReader {
         id: u64,
         cache: Arc<BlockCache>,
     ) -> Result<Self> {
-        let _ = (storage, extent, len, id, cache);
-        todo!()
+        let base = extent.offset;
+        if len < FOOTER_LEN as u64 || len > extent.len {
+            return Err(corruption(
+                base,
+                format!(
+                    "SST length {len} does not fit extent of {} bytes",
+                    extent.len
+                ),
+            ));
+        }
+        let footer_start = len - FOOTER_LEN as u64;
+        let mut footer_buf = [0u8; FOOTER_LEN];
+        read_at(
+            &*storage,
+            &mut footer_buf,
+            base + footer_start,
+            "read SST footer",
+        )?;
+        let footer = Footer::decode(&footer_buf, base + footer_start)?;
+
+        // Metadata blocks are contiguous, in this order, and end at the footer.
+        let metas = [footer.bloom, footer.prefix, footer.index, footer.properties];
+        let mut end = footer_start;
+        for (i, h) in metas.iter().enumerate().rev() {
+            let required = i >= 2;
+            if h.len == 0 && !required {
+                continue;
+            }
+            if h.len < BLOCK_TRAILER_LEN as u64 || h.end() != Some(end) {
+                return Err(corruption(
+                    base + footer_start,
+                    format!(
+                        "SST footer handle {i} ({}, {}) is out of place",
+                        h.offset, h.len
+                    ),
+                ));
+            }
+            end = h.offset;
+        }
+        let data_end = end;
+        let mut meta = vec![0u8; (footer_start - data_end) as usize];
+        read_at(&*storage, &mut meta, base + data_end, "read SST metadata")?;
+        let block = |h: BlockHandle| -> Result<&[u8]> {
+            let from = (h.offset - data_end) as usize;
+            let stored = meta.get(from..from + h.len as usize).unwrap_or_default();
+            let (contents, t) = open_block(stored, base + h.offset)?;
+            if t != BLOCK_TYPE_RAW {
+                return Err(corruption(
+                    base + h.offset,
+                    format!("SST metadata block has compression type {t}"),
+                ));
+            }
+            Ok(contents)
+        };
+        let filter = |h: BlockHandle| -> Result<Option<Bloom>> {
+            if h.len == 0 {
+                return Ok(None);
+            }
+            Bloom::decode(block(h)?, base + h.offset).map(Some)
+        };
+        let bloom = filter(footer.bloom)?;
+        let prefix = filter(footer.prefix)?;
+        let index = decode_index(block(footer.index)?, base + footer.index.offset, data_end)?;
+        let props_at = base + footer.properties.offset;
+        let properties = SstProperties::decode(block(footer.properties)?, props_at)?;
+        let last_sep = index.last().map(|e| &*e.separator).unwrap_or_default();
+        if properties.max_key.as_slice() != last_sep {
+            return Err(corruption(props_at, "SST max key disagrees with its index"));
+        }
+        Ok(Self {
+            storage,
+            extent,
+            len,
+            id,
+            cache,
+            index,
+            bloom,
+            prefix,
+            properties,
+        })
     }
+
     /// The newest entry for `key` with `seq <= read_seq`, consulting the bloom filter first.
     pub fn get(&self, key: &[u8], read_seq: Seq) -> Result<Option<SstEntry>> {
-        let _ = (key, read_seq);
-        todo!()
+        if let Some(bloom) = &self.bloom
+            && !bloom.may_contain(bloom_hash(key, BLOOM_KEY_SEED))
+        {
+            return Ok(None);
+        }
+        let mut idx = self.find_block(key);
+        if idx >= self.index.len() {
+            return Ok(None);
+        }
+        let mut cursor = BlockCursor::new(self.block(idx)?);
+        let mut positioned = cursor.seek(key)?;
+        loop {
+            if !positioned {
+                // The versions of `key` may continue in the next block.
+                idx += 1;
+                if idx >= self.index.len() {
+                    return Ok(None);
+                }
+                cursor.reset(self.block(idx)?);
+                positioned = cursor.advance()?;
+                continue;
+            }
+            if cursor.key() != key {
+                return Ok(None);
+            }
+            if cursor.seq() <= read_seq {
+                return Ok(Some(SstEntry {
+                    key: key.to_vec(),
+                    seq: cursor.seq(),
+                    kind: cursor.kind(),
+                    value: cursor.value().to_vec(),
+                }));
+            }
+            positioned = cursor.advance()?;
+        }
     }
+
     /// False when the partition-prefix filter proves no key with this prefix is present.
     pub fn may_contain_prefix(&self, prefix: &[u8]) -> bool {
-        let _ = prefix;
-        todo!()
+        self.prefix
+            .as_ref()
+            .is_none_or(|f| f.may_contain(bloom_hash(prefix, BLOOM_PREFIX_SEED)))
     }
+
+    /// False when the whole-key bloom filter proves `key` absent.
+    pub fn may_contain_key(&self, key: &[u8]) -> bool {
+        self.bloom
+            .as_ref()
+            .is_none_or(|f| f.may_contain(bloom_hash(key, BLOOM_KEY_SEED)))
+    }
+
     /// Iterates entries in (key asc, seq desc) order from the first with `key >= start`.
     pub fn iter(self: &Arc<Self>, start: &[u8]) -> SstIter {
-        let _ = start;
-        todo!()
+        SstIter::new(Arc::clone(self), start)
     }
+
     /// The properties recorded when the SST was written.
     pub fn properties(&self) -> &SstProperties {
-        todo!()
+        &self.properties
+    }
+
+    /// The id keying this SST's blocks in the cache.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The extent holding the SST.
+    pub fn extent(&self) -> Extent {
+        self.extent
+    }
+
+    /// Length of the SST image inside its extent.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Always false: an SST holds at least one entry (kept for the `len` convention).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Number of data blocks.
+    pub fn data_blocks(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Index of the first block that may hold `key` (== `data_blocks()` if none).
+    pub(super) fn find_block(&self, key: &[u8]) -> usize {
+        self.index.partition_point(|e| &*e.separator < key)
+    }
+
+    /// Data block `idx`, from the cache or read, verified and decoded.
+    pub(super) fn block(&self, idx: usize) -> Result<Arc<Block>> {
+        let handle = self
+            .index
+            .get(idx)
+            .map(|e| e.handle)
+            .ok_or_else(|| Error::InvalidArgument(format!("SST block {idx} does not exist")))?;
+        if let Some(b) = self.cache.get(self.id, handle.offset) {
+            return Ok(b);
+        }
+        let at = self.extent.offset + handle.offset;
+        let mut stored = vec![0u8; handle.len as usize];
+        read_at(&*self.storage, &mut stored, at, "read SST block")?;
+        let block = Arc::new(Block::decode_owned(stored, at)?);
+        self.cache
+            .insert(self.id, handle.offset, Arc::clone(&block));
+        Ok(block)
+    }
+
+    /// Reads every block and checks order, counts and sequence bounds against the
+    /// properties: a full integrity check.
+    pub fn verify(self: &Arc<Self>) -> Result<()> {
+        let mut it = self.iter(&[]);
+        let mut count = 0u64;
+        let mut tombstones = 0u64;
+        let mut prev: Option<(Vec<u8>, Seq)> = None;
+        let p = &self.properties;
+        while it.advance()? {
+            let at = it.block_offset().unwrap_or(self.extent.offset);
+            let (key, seq) = (it.key(), it.seq());
+            if let Some((pk, ps)) = &prev {
+                let ordered = match pk.as_slice().cmp(key) {
+                    std::cmp::Ordering::Less => true,
+                    std::cmp::Ordering::Equal => *ps > seq,
+                    std::cmp::Ordering::Greater => false,
+                };
+                if !ordered {
+                    return Err(corruption(at, "SST entries out of order"));
+                }
+            }
+            let idx = it.block_index();
+            let in_block = self.index.get(idx).is_some_and(|e| key <= &*e.separator)
+                && (idx == 0
+                    || self
+                        .index
+                        .get(idx - 1)
+                        .is_some_and(|e| key >= &*e.separator));
+            if !in_block {
+                return Err(corruption(at, "SST entry outside its block's index range"));
+            }
+            tombstones += u64::from(it.kind() == ValueKind::Delete);
+            if seq < p.min_seq || seq > p.max_seq || key < &p.min_key[..] || key > &p.max_key[..] {
+                return Err(corruption(at, "SST entry outside the recorded bounds"));
+            }
+            count += 1;
+            match &mut prev {
+                Some((pk, ps)) => {
+                    pk.clear();
+                    pk.extend_from_slice(key);
+                    *ps = seq;
+                }
+                None => prev = Some((key.to_vec(), seq)),
+            }
+        }
+        if count != p.entries || tombstones != p.tombstones {
+            return Err(corruption(
+                self.extent.offset,
+                format!(
+                    "SST holds {count} entries and {tombstones} tombstones, properties say {} and {}",
+                    p.entries, p.tombstones
+                ),
+            ));
+        }
+        Ok(())
     }
 }
 
-/// A forward iterator over an SST's entries.
-#[derive(Debug)]
-pub struct SstIter {}
-
-impl Iterator for SstIter {
-    type Item = Result<SstEntry>;
-    fn next(&mut self) -> Option<Self::Item> {
-        todo!()
-    }
+fn read_at(storage: &dyn Storage, buf: &mut [u8], offset: u64, op: &'static str) -> Result<()> {
+    storage.read_exact_at(buf, offset).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::UnexpectedEof {
+            corruption(offset, format!("the file ends inside an SST ({op})"))
+        } else {
+            Error::Io { op, source }
+        }
+    })
 }
 
 /// Decodes one stored data block (trailer, checksum, decompression, entries); a total function
 /// over arbitrary bytes, used by the fuzz target.
 pub fn decode_block(bytes: &[u8]) -> Result<Vec<SstEntry>> {
-    let _ = bytes;
-    todo!()
+    let mut cursor = BlockCursor::new(Arc::new(Block::decode(bytes, 0)?));
+    let mut out = Vec::new();
+    while cursor.advance()? {
+        out.push(SstEntry {
+            key: cursor.key().to_vec(),
+            seq: cursor.seq(),
+            kind: cursor.kind(),
+            value: cursor.value().to_vec(),
+        });
+    }
+    Ok(out)
 }

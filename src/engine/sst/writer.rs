@@ -2,7 +2,14 @@
 
 use std::sync::Arc;
 
-use crate::engine::{Compression, PrefixExtractor, Result, Seq, ValueKind};
+use super::SstProperties;
+use super::block::{BlockBuilder, BlockSealer};
+use super::bloom::{bloom_hash, build_bloom};
+use super::format::{
+    BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, BLOOM_KEY_SEED, BLOOM_PREFIX_SEED, BlockHandle,
+    DEFAULT_PREFIX_BITS_PER_KEY, FOOTER_LEN, Footer, put_varint, seal_block,
+};
+use crate::engine::{Compression, Error, PrefixExtractor, Result, Seq, ValueKind};
 
 /// How an SST is built.
 #[derive(Debug, Clone)]
@@ -19,50 +26,239 @@ pub struct SstOptions {
     pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
-/// What the manifest records about an SST.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SstProperties {
-    /// Smallest user key.
-    pub min_key: Vec<u8>,
-    /// Largest user key.
-    pub max_key: Vec<u8>,
-    /// Smallest sequence number.
-    pub min_seq: Seq,
-    /// Largest sequence number.
-    pub max_seq: Seq,
-    /// Number of entries (tombstones included).
-    pub entries: u64,
-    /// Number of point tombstones.
-    pub tombstones: u64,
-    /// Sum of user key and value lengths (uncompressed, logical size).
-    pub raw_bytes: u64,
+/// Accumulates entries in (user key ascending, seq descending) order and produces the SST bytes.
+///
+/// ```
+/// use strata::engine::{Compression, ValueKind};
+/// use strata::engine::sst::{SstOptions, SstWriter};
+/// let mut w = SstWriter::new(SstOptions {
+///     block_bytes: 4096,
+///     restart_interval: 16,
+///     compression: Compression::None,
+///     bloom_bits_per_key: 10,
+///     prefix_extractor: None,
+/// });
+/// w.add(b"apple", 7, ValueKind::Put, b"red");
+/// w.add(b"apple", 3, ValueKind::Delete, b"");
+/// let (image, props) = w.finish().unwrap().unwrap();
+/// assert_eq!((props.entries, props.tombstones), (2, 1));
+/// assert!(image.len() > 0);
+/// ```
+pub struct SstWriter {
+    options: SstOptions,
+    out: Vec<u8>,
+    block: BlockBuilder,
+    /// (separator, handle) of each finished data block.
+    index: Vec<u8>,
+    index_entries: usize,
+    /// The last finished block, whose separator waits for the next key.
+    pending: Option<BlockHandle>,
+    last_key: Vec<u8>,
+    last_seq: Seq,
+    key_hashes: Vec<u64>,
+    prefix_hashes: Vec<u64>,
+    last_prefix: Option<Vec<u8>>,
+    props: SstProperties,
+    sealer: BlockSealer,
+    /// The first misuse seen by `add`, reported by `finish`.
+    error: Option<String>,
 }
 
-/// Accumulates entries in (user key ascending, seq descending) order and produces the SST bytes.
-#[derive(Debug)]
-pub struct SstWriter {}
+impl std::fmt::Debug for SstWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SstWriter")
+            .field("options", &self.options)
+            .field("len", &self.out.len())
+            .field("entries", &self.props.entries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The shortest key `s` with `last <= s < next` (byte order), or `last` when none is shorter.
+fn separator(last: &[u8], next: &[u8]) -> Vec<u8> {
+    let common = last
+        .iter()
+        .zip(next.iter())
+        .take_while(|(a, b)| a == b)
+        .count();
+    if let (Some(&l), Some(&n)) = (last.get(common), next.get(common))
+        && l < 0xff
+        && l + 1 < n
+    {
+        let mut s = last.get(..common).unwrap_or_default().to_vec();
+        s.push(l + 1);
+        return s;
+    }
+    last.to_vec()
+}
 
 impl SstWriter {
     /// An empty writer.
     pub fn new(options: SstOptions) -> Self {
-        let _ = options;
-        todo!()
+        Self {
+            block: BlockBuilder::new(options.restart_interval),
+            options,
+            out: Vec::new(),
+            index: Vec::new(),
+            index_entries: 0,
+            pending: None,
+            last_key: Vec::new(),
+            last_seq: 0,
+            key_hashes: Vec::new(),
+            prefix_hashes: Vec::new(),
+            last_prefix: None,
+            props: SstProperties {
+                min_key: Vec::new(),
+                max_key: Vec::new(),
+                min_seq: Seq::MAX,
+                max_seq: 0,
+                entries: 0,
+                tombstones: 0,
+                raw_bytes: 0,
+            },
+            sealer: BlockSealer::default(),
+            error: None,
+        }
     }
-    /// Adds the next entry; keys must arrive in (user key asc, seq desc) order.
+
+    /// Adds the next entry; keys must arrive in (user key asc, seq desc) order. An entry out
+    /// of order is dropped and makes `finish` fail with `InvalidArgument`.
     pub fn add(&mut self, user_key: &[u8], seq: Seq, kind: ValueKind, value: &[u8]) {
-        let _ = (user_key, seq, kind, value);
-        todo!()
+        if self.error.is_some() {
+            return;
+        }
+        let first = self.props.entries == 0;
+        let new_key = first || user_key != self.last_key.as_slice();
+        if !first && (user_key < self.last_key.as_slice() || (!new_key && seq >= self.last_seq)) {
+            self.error = Some(format!(
+                "SST entry (key {user_key:?}, seq {seq}) does not follow (key {:?}, seq {})",
+                self.last_key, self.last_seq
+            ));
+            return;
+        }
+        if let Some(handle) = self.pending.take() {
+            let sep = separator(&self.last_key, user_key);
+            self.push_index(&sep, handle);
+        }
+        if new_key {
+            self.key_hashes.push(bloom_hash(user_key, BLOOM_KEY_SEED));
+            if let Some(extractor) = &self.options.prefix_extractor
+                && let Some(prefix) = extractor.prefix(user_key)
+                && self.last_prefix.as_deref() != Some(prefix)
+            {
+                self.prefix_hashes
+                    .push(bloom_hash(prefix, BLOOM_PREFIX_SEED));
+                self.last_prefix = Some(prefix.to_vec());
+            }
+            if first {
+                self.props.min_key = user_key.to_vec();
+            }
+            self.last_key.clear();
+            self.last_key.extend_from_slice(user_key);
+        }
+        self.last_seq = seq;
+        self.block.add(user_key, seq, kind, value);
+        let p = &mut self.props;
+        p.entries += 1;
+        p.tombstones += u64::from(kind == ValueKind::Delete);
+        p.raw_bytes += (user_key.len() + value.len()) as u64;
+        p.min_seq = p.min_seq.min(seq);
+        p.max_seq = p.max_seq.max(seq);
+        if self.block.estimated_len() >= self.options.block_bytes {
+            self.flush_block();
+        }
     }
+
+    fn push_index(&mut self, sep: &[u8], handle: BlockHandle) {
+        put_varint(&mut self.index, sep.len() as u64);
+        self.index.extend_from_slice(sep);
+        put_varint(&mut self.index, handle.offset);
+        put_varint(&mut self.index, handle.len);
+        self.index_entries += 1;
+    }
+
+    fn flush_block(&mut self) {
+        if self.block.is_empty() {
+            return;
+        }
+        let start = self.out.len();
+        self.sealer
+            .seal(self.block.finish(), self.options.compression, &mut self.out);
+        self.block.reset();
+        self.pending = Some(BlockHandle {
+            offset: start as u64,
+            len: (self.out.len() - start) as u64,
+        });
+    }
+
     /// Bytes the SST would take if finished now (approximate before compression).
     pub fn estimated_len(&self) -> usize {
-        todo!()
+        let filters = (self.key_hashes.len() + self.prefix_hashes.len())
+            * self
+                .options
+                .bloom_bits_per_key
+                .max(DEFAULT_PREFIX_BITS_PER_KEY)
+            / 8;
+        self.out.len()
+            + self.block.estimated_len()
+            + self.index.len()
+            + self.last_key.len()
+            + filters
+            + self.props.min_key.len()
+            + self.last_key.len()
+            + 4 * BLOCK_TRAILER_LEN
+            + FOOTER_LEN
     }
+
     /// Number of entries added.
     pub fn entries(&self) -> u64 {
-        todo!()
+        self.props.entries
     }
+
+    fn put_meta_block(&mut self, contents: &[u8]) -> BlockHandle {
+        let start = self.out.len();
+        self.out.extend_from_slice(contents);
+        seal_block(&mut self.out, start, BLOCK_TYPE_RAW);
+        BlockHandle {
+            offset: start as u64,
+            len: (self.out.len() - start) as u64,
+        }
+    }
+
     /// The finished SST image and its properties; `None` if no entry was added.
-    pub fn finish(self) -> Result<Option<(Vec<u8>, SstProperties)>> {
-        todo!()
+    pub fn finish(mut self) -> Result<Option<(Vec<u8>, SstProperties)>> {
+        if let Some(what) = self.error.take() {
+            return Err(Error::InvalidArgument(what));
+        }
+        if self.props.entries == 0 {
+            return Ok(None);
+        }
+        self.flush_block();
+        if let Some(handle) = self.pending.take() {
+            let last = std::mem::take(&mut self.last_key);
+            self.push_index(&last, handle);
+            self.last_key = last;
+        }
+        self.props.max_key = self.last_key.clone();
+        let mut footer = Footer::default();
+        if self.options.bloom_bits_per_key > 0 {
+            let filter = build_bloom(&self.key_hashes, self.options.bloom_bits_per_key);
+            footer.bloom = self.put_meta_block(&filter);
+        }
+        if self.options.prefix_extractor.is_some() {
+            let bits = match self.options.bloom_bits_per_key {
+                0 => DEFAULT_PREFIX_BITS_PER_KEY,
+                b => b,
+            };
+            let filter = build_bloom(&self.prefix_hashes, bits);
+            footer.prefix = self.put_meta_block(&filter);
+        }
+        let index = std::mem::take(&mut self.index);
+        footer.index = self.put_meta_block(&index);
+        let mut props = Vec::new();
+        self.props.encode(&mut props);
+        footer.properties = self.put_meta_block(&props);
+        footer.encode(&mut self.out);
+        Ok(Some((self.out, self.props)))
     }
 }

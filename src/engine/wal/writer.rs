@@ -1,26 +1,252 @@
 //! Appends records to the current WAL segment.
 
-use crate::engine::Result;
-use crate::engine::file::{Storage, WalSegmentRef};
+use super::format::{HEADER_LEN, KIND_RECORD, KIND_SEAL, MAX_PAYLOAD_LEN, ZERO_CHUNK_LEN};
+use super::record::{WalRecord, encode_frame};
+use crate::engine::file::{PAGE_SIZE, Storage, WalSegmentRef};
+use crate::engine::{Error, Result};
 
 /// Appends framed records at the tail of one WAL segment.
+///
+/// Protocol the engine follows (see `docs/FORMAT.md`, "Write-ahead log"):
+/// - a segment is listed in a durable superblock before its first frame is written, so its id
+///   is never handed out twice;
+/// - every write reserves room for a seal frame; when frames no longer fit, `append` writes
+///   the seal and returns `Ok(false)`, and the engine lists a new segment after this one.
+///   To leave a segment early (e.g. at a memtable switch), call [`WalWriter::seal`] before the
+///   superblock that lists the next segment is written: replay requires every segment but the
+///   last to end with a seal;
+/// - the first write of a writer that resumes a segment (`pos > 0`, or any trace of this
+///   segment's id past `pos`) zeroes the rest of the segment and syncs, so frames of a crashed
+///   run that lie beyond `pos` can never be chained onto the new ones.
+///
+/// ```
+/// use strata::engine::file::{Extent, FaultyStorage, WalSegmentRef};
+/// use strata::engine::wal::{WalRecord, WalWriter, replay};
+///
+/// let disk = FaultyStorage::new();
+/// let segment = WalSegmentRef { extent: Extent { offset: 8192, len: 65536 }, id: 1 };
+/// let mut wal = WalWriter::new(segment, 0);
+/// let group = [WalRecord { seq: 1, payload: b"batch one" }, WalRecord { seq: 2, payload: b"two" }];
+/// assert!(wal.append_records(&disk, &group)?);
+/// wal.sync(&disk)?;
+/// let mut seqs = Vec::new();
+/// let end = replay(&disk, &[segment], &mut |seq, _payload| Ok(seqs.push(seq)))?;
+/// assert_eq!((seqs, end.pos), (vec![1, 2], wal.pos()));
+/// # Ok::<(), strata::engine::Error>(())
+/// ```
 #[derive(Debug)]
-pub struct WalWriter {}
+pub struct WalWriter {
+    segment: WalSegmentRef,
+    pos: u64,
+    /// Segment offset up to which everything is known durable (claimed in each frame).
+    synced: u64,
+    /// Whether the resume check of the first write has run.
+    prepared: bool,
+    sealed: bool,
+    buf: Vec<u8>,
+}
 
 impl WalWriter {
-    /// A writer that appends to `segment` from byte `pos` of the segment.
+    /// A writer that appends to `segment` from byte `pos` of the segment (0 for a new segment,
+    /// [`WalReplayEnd::pos`](super::WalReplayEnd::pos) to resume after replay).
+    #[must_use]
     pub fn new(segment: WalSegmentRef, pos: u64) -> Self {
-        let _ = (segment, pos);
-        todo!()
+        Self {
+            segment,
+            pos,
+            synced: 0,
+            prepared: false,
+            sealed: false,
+            buf: Vec::new(),
+        }
     }
-    /// Writes the already-framed `frames` (see `encode_record`) at the tail in one write, or
-    /// returns `Ok(false)` without writing when they do not fit in the segment.
+
+    /// Writes the already-framed `frames` (see `encode_record`) at the tail in one write, or,
+    /// when they do not fit in the segment (leaving room for a seal), writes a seal instead and
+    /// returns `Ok(false)`: the caller moves to a new segment and re-frames for its id.
     pub fn append(&mut self, storage: &dyn Storage, frames: &[u8]) -> Result<bool> {
-        let _ = (storage, frames);
-        todo!()
+        if self.sealed {
+            return Ok(false);
+        }
+        self.prepare(storage)?;
+        let fits = self
+            .pos
+            .checked_add(frames.len() as u64)
+            .and_then(|end| end.checked_add(HEADER_LEN as u64))
+            .is_some_and(|end| end <= self.segment.extent.len);
+        if !fits {
+            self.seal(storage)?;
+            return Ok(false);
+        }
+        storage
+            .write_all_at(frames, self.segment.extent.offset + self.pos)
+            .map_err(|source| Error::Io {
+                op: "write WAL records",
+                source,
+            })?;
+        self.pos += frames.len() as u64;
+        Ok(true)
     }
+
+    /// Frames `records` for this segment (with its durability watermark) and appends them in
+    /// one write, as [`WalWriter::append`]. A payload over the frame limit is `InvalidArgument`.
+    pub fn append_records(
+        &mut self,
+        storage: &dyn Storage,
+        records: &[WalRecord<'_>],
+    ) -> Result<bool> {
+        if let Some(big) = records.iter().find(|r| r.payload.len() > MAX_PAYLOAD_LEN) {
+            return Err(Error::InvalidArgument(format!(
+                "WAL record of seq {} has {} bytes, over the {MAX_PAYLOAD_LEN}-byte frame limit",
+                big.seq,
+                big.payload.len()
+            )));
+        }
+        self.prepare(storage)?;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        for r in records {
+            encode_frame(self.segment.id, self.synced, KIND_RECORD, r, &mut buf);
+        }
+        let result = self.append(storage, &buf);
+        self.buf = buf;
+        result
+    }
+
+    /// Appends the frame of `record` for this writer's segment to `out`, carrying the writer's
+    /// durability watermark (prefer it to `encode_record` for frames given to `append`: the
+    /// watermark is what lets replay tell a damaged synced record from a torn tail).
+    pub fn encode(&self, record: &WalRecord<'_>, out: &mut Vec<u8>) {
+        encode_frame(self.segment.id, self.synced, KIND_RECORD, record, out);
+    }
+
+    /// Writes a seal frame at the tail: the segment takes no more records. Idempotent.
+    pub fn seal(&mut self, storage: &dyn Storage) -> Result<()> {
+        if self.sealed {
+            return Ok(());
+        }
+        self.prepare(storage)?;
+        let mut frame = Vec::with_capacity(HEADER_LEN);
+        let seal = WalRecord {
+            seq: 0,
+            payload: &[],
+        };
+        encode_frame(self.segment.id, self.synced, KIND_SEAL, &seal, &mut frame);
+        storage
+            .write_all_at(&frame, self.segment.extent.offset + self.pos)
+            .map_err(|source| Error::Io {
+                op: "write WAL seal",
+                source,
+            })?;
+        self.sealed = true;
+        Ok(())
+    }
+
+    /// Syncs the storage and records that everything written so far is durable.
+    pub fn sync(&mut self, storage: &dyn Storage) -> Result<()> {
+        storage.sync_data().map_err(|source| Error::Io {
+            op: "sync WAL",
+            source,
+        })?;
+        self.mark_synced();
+        Ok(())
+    }
+
+    /// Records that the caller synced the storage after the last append.
+    pub fn mark_synced(&mut self) {
+        if self.prepared {
+            self.synced = self.pos;
+        }
+    }
+
     /// The segment written to.
+    #[must_use]
     pub fn segment(&self) -> WalSegmentRef {
-        todo!()
+        self.segment
+    }
+
+    /// Segment offset of the next frame.
+    #[must_use]
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// Whether the segment has been sealed.
+    #[must_use]
+    pub fn is_sealed(&self) -> bool {
+        self.sealed
+    }
+
+    /// The extent length a new segment needs so that `frames_len` bytes of frames fit in it
+    /// with room for its seal (whole pages).
+    #[must_use]
+    pub fn segment_len_for(frames_len: u64) -> u64 {
+        frames_len
+            .saturating_add(HEADER_LEN as u64)
+            .div_ceil(PAGE_SIZE)
+            .saturating_mul(PAGE_SIZE)
+    }
+
+    /// The first write of a writer: if the segment may hold frames of a crashed run of this
+    /// same segment beyond `pos`, zero them durably before anything new is written there.
+    fn prepare(&mut self, storage: &dyn Storage) -> Result<()> {
+        if self.prepared {
+            return Ok(());
+        }
+        if self.pos > 0 || self.may_hold_own_frames(storage)? {
+            let mut at = self.pos;
+            let zeros = vec![0u8; ZERO_CHUNK_LEN];
+            while at < self.segment.extent.len {
+                let n = usize::try_from(self.segment.extent.len - at)
+                    .unwrap_or(usize::MAX)
+                    .min(ZERO_CHUNK_LEN);
+                storage
+                    .write_all_at(
+                        zeros.get(..n).unwrap_or_default(),
+                        self.segment.extent.offset + at,
+                    )
+                    .map_err(|source| Error::Io {
+                        op: "clear resumed WAL segment",
+                        source,
+                    })?;
+                at += n as u64;
+            }
+            storage.sync_data().map_err(|source| Error::Io {
+                op: "sync cleared WAL segment",
+                source,
+            })?;
+        }
+        self.prepared = true;
+        self.synced = self.pos;
+        Ok(())
+    }
+
+    /// Whether the segment from `pos` on may hold frames of this same segment (left by a run
+    /// that crashed): any occurrence of the id's low 32 bits counts. A false alarm only costs
+    /// a needless clearing; frames of other segments never match.
+    fn may_hold_own_frames(&self, storage: &dyn Storage) -> Result<bool> {
+        let file_len = storage.len().map_err(|source| Error::Io {
+            op: "read file length",
+            source,
+        })?;
+        let start = self.segment.extent.offset + self.pos;
+        let available = file_len
+            .min(self.segment.extent.end())
+            .saturating_sub(start);
+        let Ok(len) = usize::try_from(available) else {
+            return Ok(true);
+        };
+        if len < HEADER_LEN {
+            return Ok(false);
+        }
+        let mut tail = vec![0u8; len];
+        storage
+            .read_exact_at(&mut tail, start)
+            .map_err(|source| Error::Io {
+                op: "read WAL tail",
+                source,
+            })?;
+        let id = (self.segment.id as u32).to_le_bytes();
+        Ok(tail.windows(id.len()).any(|w| w == id))
     }
 }

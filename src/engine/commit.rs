@@ -1,0 +1,296 @@
+//! The write pipeline: one queue, group commit by a leader, WAL rotation and memtable freezing.
+//!
+//! A writer queues its encoded batch, then takes the writer lock. Whoever holds it is the
+//! leader: it drains the queue, frames every batch as one WAL record (one append for the
+//! group, one `sync_data` if any batch asked for `Sync`), applies them to the memtable and
+//! publishes the last sequence number, so readers see whole batches only. Writers that find
+//! their batch already committed by an earlier leader return at once.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use super::batch::decode_ops;
+use super::file::{Extent, WalSegmentRef};
+use super::inner::{Frozen, Inner};
+use super::limits::{MAX_BATCH_BYTES, MAX_GROUP_BATCHES, MAX_GROUP_BYTES, WAL_SEGMENT_MIN_BYTES};
+use super::memtable::Memtable;
+use super::version::ReadView;
+use super::wal::{WalRecord, WalWriter, encode_record};
+use super::{Durability, Error, Result, Seq, WriteBatch};
+
+/// Frozen memtables above which writers are slowed down.
+const FROZEN_SLOWDOWN: usize = 2;
+/// Frozen memtables above which writers wait for the flush (bounds memory).
+const FROZEN_LIMIT: usize = 4;
+/// Delay per L0 SST (or frozen memtable) over the slowdown threshold.
+const SLOWDOWN_STEP: Duration = Duration::from_micros(200);
+
+/// One queued batch and the slot its leader fills with the outcome.
+#[derive(Debug)]
+pub struct Pending {
+    payload: Vec<u8>,
+    ops: u64,
+    sync: bool,
+    result: Mutex<Option<Result<Seq>>>,
+}
+
+/// The WAL tail, owned by the current leader.
+#[derive(Debug, Default)]
+pub struct WriterState {
+    /// Appends to the current segment (`None` on read-only engines).
+    pub wal: Option<WalWriter>,
+    /// Size of the next segment (doubles up to the maximum).
+    pub next_segment_len: u64,
+}
+
+impl WriterState {
+    /// State before the first segment exists.
+    pub fn new() -> Self {
+        Self {
+            wal: None,
+            next_segment_len: WAL_SEGMENT_MIN_BYTES,
+        }
+    }
+}
+
+impl Inner {
+    /// Commits `batch`; returns the sequence number of its last operation.
+    pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<Seq> {
+        self.check_writable()?;
+        batch.validate()?;
+        if batch.size() > MAX_BATCH_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "batch of {} bytes exceeds the limit of {MAX_BATCH_BYTES}",
+                batch.size()
+            )));
+        }
+        if batch.is_empty() {
+            return Ok(self.last_seq());
+        }
+        self.slow_down();
+        let mut payload = Vec::with_capacity(batch.size());
+        batch.encode(&mut payload);
+        self.counters
+            .user_bytes
+            .fetch_add(payload.len() as u64, Ordering::Relaxed);
+        let pending = Arc::new(Pending {
+            payload,
+            ops: batch.len() as u64,
+            sync: durability == Durability::Sync,
+            result: Mutex::new(None),
+        });
+        self.queue.lock().push(Arc::clone(&pending));
+        let mut writer = self.writer.lock();
+        loop {
+            if let Some(result) = pending.result.lock().take() {
+                drop(writer);
+                if !self.options.background_compaction && !self.frozen.lock().is_empty() {
+                    self.maintain()?;
+                }
+                return result;
+            }
+            let group = self.take_group();
+            match self.commit_group(&mut writer, &group) {
+                Ok(seqs) => {
+                    for (member, seq) in group.iter().zip(seqs) {
+                        *member.result.lock() = Some(Ok(seq));
+                    }
+                }
+                Err(err) => {
+                    let cause = self.poisoned(err).to_string();
+                    for member in &group {
+                        *member.result.lock() = Some(Err(Error::Poisoned {
+                            cause: cause.clone(),
+                        }));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Slows writers smoothly as L0 or the flush backlog grows; waits only when frozen
+    /// memtables would exceed their memory bound.
+    fn slow_down(&self) {
+        let trigger = self.options.l0_compaction_trigger.max(1);
+        for _ in 0..1000 {
+            let l0 = self.view.read().version.levels.first().map_or(0, Vec::len);
+            let frozen = self.frozen.lock().len();
+            if frozen < FROZEN_LIMIT {
+                let excess =
+                    l0.saturating_sub(2 * trigger) + frozen.saturating_sub(FROZEN_SLOWDOWN);
+                if excess > 0 {
+                    std::thread::sleep(
+                        SLOWDOWN_STEP * u32::try_from(excess).unwrap_or(u32::MAX).min(50),
+                    );
+                }
+                return;
+            }
+            if !self.options.background_compaction {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    fn take_group(&self) -> Vec<Arc<Pending>> {
+        let mut queue = self.queue.lock();
+        let mut bytes = 0;
+        let mut count = 0;
+        for member in queue.iter() {
+            if count > 0
+                && (count >= MAX_GROUP_BATCHES || bytes + member.payload.len() > MAX_GROUP_BYTES)
+            {
+                break;
+            }
+            bytes += member.payload.len();
+            count += 1;
+        }
+        queue.drain(..count).collect()
+    }
+
+    /// Appends, syncs and applies one group; returns the sequence number of each batch.
+    fn commit_group(&self, writer: &mut WriterState, group: &[Arc<Pending>]) -> Result<Vec<Seq>> {
+        if let Some(cause) = self.poison.lock().clone() {
+            return Err(Error::Poisoned { cause });
+        }
+        let first_seq = self.last_seq() + 1;
+        let frames = |segment_id: u64| {
+            let mut out = Vec::new();
+            let mut seq = first_seq;
+            for member in group {
+                encode_record(
+                    segment_id,
+                    &WalRecord {
+                        seq,
+                        payload: &member.payload,
+                    },
+                    &mut out,
+                );
+                seq += member.ops;
+            }
+            out
+        };
+        let wal = writer.wal.as_ref().ok_or(Error::ReadOnly)?;
+        let mut image = frames(wal.segment().id);
+        if !self.append(writer, &image)? {
+            self.rotate(writer, image.len() as u64, true)?;
+            let id = writer.wal.as_ref().ok_or(Error::ReadOnly)?.segment().id;
+            image = frames(id);
+            if !self.append(writer, &image)? {
+                return Err(Error::InvalidArgument(format!(
+                    "a group of {} bytes does not fit in a fresh WAL segment",
+                    image.len()
+                )));
+            }
+        }
+        if group.iter().any(|member| member.sync) {
+            self.sync("sync WAL")?;
+            if let Some(wal) = writer.wal.as_mut() {
+                wal.mark_synced();
+            }
+        }
+        let mem = Arc::clone(&self.view.read().mem);
+        let mut seq = first_seq;
+        let mut seqs = Vec::with_capacity(group.len());
+        for member in group {
+            let ops = decode_ops(&member.payload)
+                .map_err(|err| Error::InvalidArgument(format!("batch encoding: {err}")))?;
+            mem.apply(seq, &ops);
+            seq += member.ops;
+            seqs.push(seq - 1);
+        }
+        self.last_seq.store(seq - 1, Ordering::Release);
+        if mem.approximate_bytes() >= self.options.memtable_bytes {
+            self.freeze(writer)?;
+        }
+        Ok(seqs)
+    }
+
+    fn append(&self, writer: &mut WriterState, image: &[u8]) -> Result<bool> {
+        let wal = writer.wal.as_mut().ok_or(Error::ReadOnly)?;
+        let fitted = wal.append(&*self.storage, image)?;
+        if fitted {
+            self.counters
+                .file_bytes
+                .fetch_add(image.len() as u64, Ordering::Relaxed);
+        }
+        Ok(fitted)
+    }
+
+    /// Starts a new WAL segment of at least `min_len` bytes and makes a superblock listing it
+    /// durable before anything is appended to it. Segments double in size while they fill up
+    /// (`grow`) and start small again after a memtable switch, so a tiny database stays tiny.
+    pub fn rotate(&self, writer: &mut WriterState, min_len: u64, grow: bool) -> Result<()> {
+        if !grow {
+            writer.next_segment_len = WAL_SEGMENT_MIN_BYTES;
+        }
+        // Replay requires every segment but the last to end with a seal.
+        if let Some(wal) = writer.wal.as_mut() {
+            wal.seal(&*self.storage).map_err(|err| self.poisoned(err))?;
+        }
+        let len = writer
+            .next_segment_len
+            .max(WalWriter::segment_len_for(min_len));
+        let extent = self.allocate(len);
+        self.zero_stale(extent)?;
+        let mut meta = self.meta.lock();
+        let segment = WalSegmentRef {
+            extent,
+            id: meta.sb.next_segment_id,
+        };
+        meta.sb.next_segment_id += 1;
+        meta.sb.wal_segments.push(segment);
+        self.commit_superblock(&mut meta)?;
+        writer.wal = Some(WalWriter::new(segment, 0));
+        writer.next_segment_len = extent.len.saturating_mul(2).min(
+            self.options
+                .wal_segment_max_bytes
+                .max(WAL_SEGMENT_MIN_BYTES),
+        );
+        Ok(())
+    }
+
+    /// Zeroes the part of a reused extent that lies inside the file, so stale bytes of an
+    /// earlier SST or segment never look like a torn record in the middle of the log.
+    fn zero_stale(&self, extent: Extent) -> Result<()> {
+        let file_len = self
+            .storage
+            .len()
+            .map_err(super::inner::io("read file length"))?;
+        let stale = file_len.min(extent.end()).saturating_sub(extent.offset);
+        if stale > 0 {
+            let zeros = vec![0u8; usize::try_from(stale).unwrap_or(usize::MAX)];
+            self.write_at(&zeros, extent.offset, "zero WAL segment")
+                .map_err(|err| self.poisoned(err))?;
+        }
+        Ok(())
+    }
+
+    /// Freezes the active memtable behind a fresh WAL segment (so every older segment can go
+    /// once it is flushed) and wakes the flusher.
+    pub fn freeze(&self, writer: &mut WriterState) -> Result<()> {
+        self.rotate(writer, 0, false)?;
+        let first_live_segment = writer.wal.as_ref().map_or(0, |wal| wal.segment().id);
+        let old = {
+            let mut view = self.view.write();
+            let old = Arc::clone(&view.mem);
+            let mut imms = vec![Arc::clone(&old)];
+            imms.extend(view.imms.iter().cloned());
+            *view = Arc::new(ReadView {
+                mem: Arc::new(Memtable::new()),
+                imms,
+                version: Arc::clone(&view.version),
+            });
+            old
+        };
+        self.frozen.lock().push(Frozen {
+            mem: old,
+            first_live_segment,
+        });
+        self.signal_work();
+        Ok(())
+    }
+}

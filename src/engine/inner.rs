@@ -1,0 +1,275 @@
+//! The shared state of an open engine and the commit steps every writer of the file uses:
+//! allocation, superblock commits, version installation, extent reclamation and truncation.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use super::commit::{Pending, WriterState};
+use super::file::{
+    Extent, ExtentAllocator, ExtentRef, Storage, Superblock, WalSegmentRef, write_superblock,
+};
+use super::memtable::Memtable;
+use super::sst::BlockCache;
+use super::version::{Graveyard, ReadView, SstHandle, Version};
+use super::{Error, Options, Result, Seq};
+
+/// A frozen memtable waiting for its flush, with the first WAL segment that holds writes newer
+/// than it (every older segment can be dropped once it is flushed).
+#[derive(Debug, Clone)]
+pub struct Frozen {
+    /// The memtable.
+    pub mem: Arc<Memtable>,
+    /// Id of the WAL segment started when it was frozen.
+    pub first_live_segment: u64,
+}
+
+/// Superblock state, guarded by one lock so superblock commits are serialised.
+#[derive(Debug)]
+pub struct MetaState {
+    /// The superblock last made durable.
+    pub sb: Superblock,
+    /// Next SST id.
+    pub next_sst_id: u64,
+}
+
+/// Wakes the background thread.
+#[derive(Debug, Default)]
+pub struct BgSignal {
+    /// (work pending, shutdown requested).
+    pub flags: Mutex<(bool, bool)>,
+    /// Signalled on new work or shutdown.
+    pub cv: Condvar,
+}
+
+/// Byte counters behind the amplification figures.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Bytes of user batches accepted.
+    pub user_bytes: AtomicU64,
+    /// Bytes written to the file (WAL, SSTs, manifests, superblocks).
+    pub file_bytes: AtomicU64,
+}
+
+/// Everything an open engine shares between its handle, writers and the background thread.
+/// Lock order: `maintenance` → `writer` → `meta` → `view` → `alloc`.
+#[derive(Debug)]
+pub struct Inner {
+    /// The file.
+    pub storage: Arc<dyn Storage>,
+    /// The options it was opened with.
+    pub options: Options,
+    /// Opened read-only: no write of any kind reaches the file.
+    pub read_only: bool,
+    /// Shared block cache.
+    pub cache: Arc<BlockCache>,
+    /// What new readers pin.
+    pub view: RwLock<Arc<ReadView>>,
+    /// Last published sequence number: readers see exactly the batches at or below it.
+    pub last_seq: AtomicU64,
+    /// Batches waiting for a group-commit leader.
+    pub queue: Mutex<Vec<Arc<Pending>>>,
+    /// The WAL tail; held by the group-commit leader.
+    pub writer: Mutex<WriterState>,
+    /// Set after the first failed write or sync.
+    pub poison: Mutex<Option<String>>,
+    /// Superblock state.
+    pub meta: Mutex<MetaState>,
+    /// Free extents of the file.
+    pub alloc: Mutex<ExtentAllocator>,
+    /// Extents of dropped SSTs whose readers are gone.
+    pub graveyard: Arc<Graveyard>,
+    /// Frozen memtables, oldest first.
+    pub frozen: Mutex<Vec<Frozen>>,
+    /// Serialises flushes and compactions.
+    pub maintenance: Mutex<()>,
+    /// Background thread signal.
+    pub bg: BgSignal,
+    /// Amplification counters.
+    pub counters: Counters,
+    /// Set by `close`.
+    pub closed: AtomicBool,
+}
+
+/// An `Error::Io` constructor for `op`.
+pub fn io(op: &'static str) -> impl FnOnce(std::io::Error) -> Error {
+    move |source| Error::Io { op, source }
+}
+
+impl Inner {
+    /// The last published sequence number.
+    pub fn last_seq(&self) -> Seq {
+        self.last_seq.load(Ordering::Acquire)
+    }
+
+    /// The current read view.
+    pub fn view(&self) -> Arc<ReadView> {
+        Arc::clone(&self.view.read())
+    }
+
+    /// Refuses writes on read-only, closed or poisoned engines.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        if let Some(cause) = self.poison.lock().clone() {
+            return Err(Error::Poisoned { cause });
+        }
+        Ok(())
+    }
+
+    /// Records `err` as the cause that poisons every later write, and returns it.
+    pub fn poisoned(&self, err: Error) -> Error {
+        let mut poison = self.poison.lock();
+        if poison.is_none() {
+            *poison = Some(err.to_string());
+        }
+        err
+    }
+
+    /// Writes `bytes` at `offset`, counting them for write amplification.
+    pub fn write_at(&self, bytes: &[u8], offset: u64, op: &'static str) -> Result<()> {
+        self.storage.write_all_at(bytes, offset).map_err(io(op))?;
+        self.counters
+            .file_bytes
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Syncs the file.
+    pub fn sync(&self, op: &'static str) -> Result<()> {
+        self.storage.sync_data().map_err(io(op))
+    }
+
+    /// A fresh extent of at least `len` bytes, first-fit from the lowest offset.
+    pub fn allocate(&self, len: u64) -> Extent {
+        let mut alloc = self.alloc.lock();
+        for extent in self.graveyard.drain() {
+            alloc.free(extent);
+        }
+        alloc.allocate(len)
+    }
+
+    /// Returns extents no durable superblock refers to any more.
+    pub fn free(&self, extents: &[Extent]) {
+        let mut alloc = self.alloc.lock();
+        for &extent in extents {
+            alloc.free(extent);
+        }
+    }
+
+    /// Writes `meta.sb` with the next generation into the other slot and syncs it. Any failure
+    /// poisons the engine: the durable state is then unknown.
+    pub fn commit_superblock(&self, meta: &mut MetaState) -> Result<()> {
+        meta.sb.generation += 1;
+        let result =
+            write_superblock(&*self.storage, &meta.sb).and_then(|()| self.sync("sync superblock"));
+        self.counters
+            .file_bytes
+            .fetch_add(super::file::PAGE_SIZE, Ordering::Relaxed);
+        result.map_err(|err| self.poisoned(err))
+    }
+
+    /// Makes `version` durable (SST images already written; manifest, sync, superblock, sync),
+    /// then publishes it: `flushed` leaves the read view and its WAL segments are dropped,
+    /// `obsolete` SSTs are released once no reader holds them, and free tail space is truncated.
+    pub fn install(
+        &self,
+        mut version: Version,
+        obsolete: Vec<Arc<SstHandle>>,
+        flushed: Option<&Frozen>,
+    ) -> Result<()> {
+        prune_range_tombstones(&mut version);
+        let mut meta = self.meta.lock();
+        let image = version.manifest(meta.next_sst_id).encode();
+        let extent = self.allocate(image.len() as u64);
+        let written = self
+            .write_at(&image, extent.offset, "write manifest")
+            .and_then(|()| self.sync("sync SSTs and manifest"));
+        if let Err(err) = written {
+            return Err(self.poisoned(err));
+        }
+        let mut released: Vec<Extent> = meta.sb.manifest.iter().map(|m| m.extent).collect();
+        meta.sb.manifest = Some(ExtentRef {
+            extent,
+            len: image.len() as u64,
+            crc: crc32fast::hash(&image),
+        });
+        if let Some(frozen) = flushed {
+            meta.sb.flushed_seq = meta.sb.flushed_seq.max(frozen.mem.max_seq());
+            let (keep, drop): (Vec<WalSegmentRef>, Vec<WalSegmentRef>) = meta
+                .sb
+                .wal_segments
+                .iter()
+                .partition(|s| s.id >= frozen.first_live_segment);
+            released.extend(drop.iter().map(|s| s.extent));
+            meta.sb.wal_segments = keep;
+        }
+        self.commit_superblock(&mut meta)?;
+        {
+            let mut view = self.view.write();
+            let imms = view
+                .imms
+                .iter()
+                .filter(|mem| flushed.is_none_or(|f| !Arc::ptr_eq(mem, &f.mem)))
+                .cloned()
+                .collect();
+            *view = Arc::new(ReadView {
+                mem: Arc::clone(&view.mem),
+                imms,
+                version: Arc::new(version),
+            });
+        }
+        drop(meta);
+        if let Some(frozen) = flushed {
+            self.frozen
+                .lock()
+                .retain(|f| !Arc::ptr_eq(&f.mem, &frozen.mem));
+        }
+        for sst in &obsolete {
+            sst.mark_obsolete();
+        }
+        drop(obsolete);
+        self.free(&released);
+        self.truncate_tail()
+    }
+
+    /// Shrinks the file to the end of the last allocated extent.
+    pub fn truncate_tail(&self) -> Result<()> {
+        let mut alloc = self.alloc.lock();
+        for extent in self.graveyard.drain() {
+            alloc.free(extent);
+        }
+        let end = alloc.end();
+        let len = self.storage.len().map_err(io("read file length"))?;
+        if len > end {
+            self.storage
+                .set_len(end)
+                .map_err(|e| self.poisoned(io("truncate free tail")(e)))?;
+        }
+        Ok(())
+    }
+
+    /// Asks the background thread (or the next writer, without one) to flush and compact.
+    pub fn signal_work(&self) {
+        let mut flags = self.bg.flags.lock();
+        flags.0 = true;
+        self.bg.cv.notify_all();
+    }
+}
+
+/// Drops range tombstones that can no longer delete anything: no SST overlapping their range
+/// holds an entry older than them (memtables only hold newer entries).
+fn prune_range_tombstones(version: &mut Version) {
+    let levels = &version.levels;
+    version.range_tombstones.retain(|t| {
+        levels.iter().flatten().any(|sst| {
+            sst.meta.props.min_seq < t.seq
+                && t.overlaps(&sst.meta.props.min_key, &sst.meta.props.max_key)
+        })
+    });
+}

@@ -1,0 +1,155 @@
+//! Writing data blocks: entries, restart array, compression and trailer.
+
+use super::super::SstEntry;
+use super::super::format::{
+    BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, COMPRESSION_MIN_SAVING_DIV, MAX_DECOMPRESSED_BLOCK,
+    RESTART_ENTRY_LEN, ZSTD_LEN_PREFIX, put_varint, seal_block,
+};
+use crate::engine::{Compression, Seq, ValueKind};
+
+/// Accumulates the entries of one data block.
+#[derive(Debug)]
+pub struct BlockBuilder {
+    buf: Vec<u8>,
+    restarts: Vec<u32>,
+    since_restart: usize,
+    restart_interval: usize,
+    last_key: Vec<u8>,
+}
+
+impl BlockBuilder {
+    /// An empty block with a restart point every `restart_interval` entries (at least 1).
+    pub fn new(restart_interval: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            restarts: Vec::new(),
+            since_restart: 0,
+            restart_interval: restart_interval.max(1),
+            last_key: Vec::new(),
+        }
+    }
+
+    /// True when no entry was added since the last reset.
+    pub fn is_empty(&self) -> bool {
+        self.restarts.is_empty()
+    }
+
+    /// Size of the contents if finished now.
+    pub fn estimated_len(&self) -> usize {
+        self.buf.len() + (self.restarts.len() + 1) * RESTART_ENTRY_LEN
+    }
+
+    /// Appends an entry; the caller guarantees internal order.
+    pub fn add(&mut self, key: &[u8], seq: Seq, kind: ValueKind, value: &[u8]) {
+        let shared = if self.since_restart == 0 || self.restarts.is_empty() {
+            self.restarts.push(self.buf.len() as u32);
+            self.since_restart = 0;
+            0
+        } else {
+            key.iter()
+                .zip(self.last_key.iter())
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        let delta = key.get(shared..).unwrap_or_default();
+        put_varint(&mut self.buf, shared as u64);
+        put_varint(&mut self.buf, delta.len() as u64);
+        put_varint(&mut self.buf, value.len() as u64);
+        self.buf.extend_from_slice(delta);
+        put_varint(&mut self.buf, seq);
+        self.buf.push(kind as u8);
+        self.buf.extend_from_slice(value);
+        self.last_key.truncate(shared);
+        self.last_key.extend_from_slice(delta);
+        self.since_restart += 1;
+        if self.since_restart >= self.restart_interval {
+            self.since_restart = 0;
+        }
+    }
+
+    /// Appends the restart array and returns the finished contents; `reset` before reuse.
+    pub fn finish(&mut self) -> &[u8] {
+        for r in &self.restarts {
+            self.buf.extend_from_slice(&r.to_le_bytes());
+        }
+        self.buf
+            .extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
+        &self.buf
+    }
+
+    /// Empties the builder for the next block.
+    pub fn reset(&mut self) {
+        self.buf.clear();
+        self.restarts.clear();
+        self.since_restart = 0;
+        self.last_key.clear();
+    }
+}
+
+/// Turns finished block contents into a stored block (optionally compressed, with trailer),
+/// keeping the zstd context and scratch buffer across blocks.
+#[derive(Default)]
+pub struct BlockSealer {
+    compressor: Option<(i32, zstd::bulk::Compressor<'static>)>,
+    scratch: Vec<u8>,
+}
+
+impl std::fmt::Debug for BlockSealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockSealer").finish_non_exhaustive()
+    }
+}
+
+impl BlockSealer {
+    /// Appends `raw` contents to `out` as a stored block: zstd-compressed when asked and when
+    /// that saves at least 12.5%, raw otherwise; then the trailer.
+    pub fn seal(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) {
+        let start = out.len();
+        if let Compression::Zstd(level) = compression
+            && raw.len() <= MAX_DECOMPRESSED_BLOCK
+            && self.compress(raw, level)
+        {
+            out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+            out.extend_from_slice(&self.scratch);
+            seal_block(out, start, BLOCK_TYPE_ZSTD);
+        } else {
+            out.extend_from_slice(raw);
+            seal_block(out, start, BLOCK_TYPE_RAW);
+        }
+    }
+
+    /// Compresses `raw` into `scratch`; true when the result is worth keeping.
+    fn compress(&mut self, raw: &[u8], level: i32) -> bool {
+        if self.compressor.as_ref().is_none_or(|(l, _)| *l != level) {
+            self.compressor = zstd::bulk::Compressor::new(level).ok().map(|c| (level, c));
+        }
+        let Some((_, c)) = self.compressor.as_mut() else {
+            return false;
+        };
+        // zstd writes a Vec from its start, so the length prefix is added by the caller.
+        self.scratch.clear();
+        self.scratch
+            .reserve(zstd::zstd_safe::compress_bound(raw.len()));
+        let budget = raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV;
+        c.compress_to_buffer(raw, &mut self.scratch)
+            .is_ok_and(|n| n + ZSTD_LEN_PREFIX <= budget)
+    }
+}
+
+/// Encodes `entries` (in any order) as one stored data block; with [`decode_block`] the
+/// inverse, used by tests and the fuzz target.
+///
+/// [`decode_block`]: super::super::decode_block
+pub fn encode_block(
+    entries: &[SstEntry],
+    restart_interval: usize,
+    compression: Compression,
+) -> Vec<u8> {
+    let mut builder = BlockBuilder::new(restart_interval);
+    for e in entries {
+        builder.add(&e.key, e.seq, e.kind, &e.value);
+    }
+    let mut out = Vec::new();
+    BlockSealer::default().seal(builder.finish(), compression, &mut out);
+    out
+}

@@ -1,0 +1,300 @@
+//! Reading data blocks: trailer check, decompression, restart search and entry decoding.
+
+use std::cmp::Ordering;
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::super::format::{
+    BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, KIND_LEN, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN,
+    ZSTD_LEN_PREFIX, corruption, get_u32, get_varint, open_block,
+};
+use crate::engine::{Result, Seq, ValueKind};
+
+/// A decoded (checksum-verified, decompressed) data block ready for searching.
+#[derive(Debug)]
+pub struct Block {
+    data: Vec<u8>,
+    restarts_offset: usize,
+    num_restarts: usize,
+    /// Where the block starts in the file (for errors).
+    file_offset: u64,
+}
+
+thread_local! {
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn decompress(payload: &[u8], file_offset: u64) -> Result<Vec<u8>> {
+    let declared = get_u32(payload, 0)
+        .ok_or_else(|| corruption(file_offset, "zstd block lacks its decoded length"))?
+        as usize;
+    if declared > MAX_DECOMPRESSED_BLOCK {
+        return Err(corruption(
+            file_offset,
+            format!("zstd block declares {declared} decoded bytes, over the limit"),
+        ));
+    }
+    let frame = payload.get(ZSTD_LEN_PREFIX..).unwrap_or_default();
+    // The frame header must agree before anything is allocated for its output.
+    match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) if n == declared as u64 => {}
+        _ => {
+            return Err(corruption(
+                file_offset,
+                format!("zstd frame header disagrees with the declared length {declared}"),
+            ));
+        }
+    }
+    let mut out = Vec::with_capacity(declared);
+    let res = DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = zstd::bulk::Decompressor::new().ok();
+        }
+        match slot.as_mut() {
+            Some(d) => d.decompress_to_buffer(frame, &mut out),
+            None => zstd::bulk::decompress_to_buffer(frame, &mut out),
+        }
+    });
+    match res {
+        Ok(n) if n == declared => Ok(out),
+        Ok(n) => Err(corruption(
+            file_offset,
+            format!("zstd block decoded to {n} bytes, {declared} declared"),
+        )),
+        Err(e) => Err(corruption(
+            file_offset,
+            format!("zstd block does not decode: {e}"),
+        )),
+    }
+}
+
+impl Block {
+    /// Verifies the trailer of a stored block found at `file_offset`, decompresses it and
+    /// checks its restart array.
+    pub fn decode(stored: &[u8], file_offset: u64) -> Result<Self> {
+        Self::decode_owned(stored.to_vec(), file_offset)
+    }
+
+    /// As [`Block::decode`], reusing the buffer of a raw block instead of copying it.
+    pub fn decode_owned(mut stored: Vec<u8>, file_offset: u64) -> Result<Self> {
+        let (contents, block_type) = open_block(&stored, file_offset)?;
+        let data = match block_type {
+            BLOCK_TYPE_RAW => {
+                let len = contents.len();
+                stored.truncate(len);
+                stored
+            }
+            BLOCK_TYPE_ZSTD => decompress(contents, file_offset)?,
+            other => {
+                return Err(corruption(
+                    file_offset,
+                    format!("unknown block compression type {other}"),
+                ));
+            }
+        };
+        Self::from_contents(data, file_offset)
+    }
+
+    /// Parses the restart array of decoded contents.
+    pub fn from_contents(data: Vec<u8>, file_offset: u64) -> Result<Self> {
+        let bad = |what: String| corruption(file_offset, what);
+        let count_pos = data.len().checked_sub(RESTART_ENTRY_LEN).ok_or_else(|| {
+            bad(format!(
+                "data block of {} bytes has no restarts",
+                data.len()
+            ))
+        })?;
+        let num_restarts = get_u32(&data, count_pos).unwrap_or_default() as usize;
+        let restarts_offset = num_restarts
+            .checked_mul(RESTART_ENTRY_LEN)
+            .and_then(|n| count_pos.checked_sub(n))
+            .ok_or_else(|| bad(format!("restart count {num_restarts} overruns the block")))?;
+        if num_restarts == 0 && restarts_offset != 0 {
+            return Err(bad("data block has entries but no restart point".into()));
+        }
+        let mut prev = None;
+        for i in 0..num_restarts {
+            let r = get_u32(&data, restarts_offset + i * RESTART_ENTRY_LEN).unwrap_or_default();
+            let r = r as usize;
+            let ok = match prev {
+                None => r == 0,
+                Some(p) => r > p,
+            };
+            if !ok || r >= restarts_offset {
+                return Err(bad(format!("restart point {i} at {r} is out of order")));
+            }
+            prev = Some(r);
+        }
+        Ok(Self {
+            data,
+            restarts_offset,
+            num_restarts,
+            file_offset,
+        })
+    }
+
+    /// Bytes held in memory (for the cache's weight).
+    pub fn memory_len(&self) -> usize {
+        self.data.len() + std::mem::size_of::<Self>()
+    }
+
+    fn restart(&self, i: usize) -> usize {
+        get_u32(&self.data, self.restarts_offset + i * RESTART_ENTRY_LEN).unwrap_or_default()
+            as usize
+    }
+
+    /// The whole key stored at restart point `i`.
+    fn restart_key(&self, i: usize) -> Result<&[u8]> {
+        let mut pos = self.restart(i);
+        let (shared, unshared) = (
+            get_varint(&self.data, &mut pos),
+            get_varint(&self.data, &mut pos),
+        );
+        let _value_len = get_varint(&self.data, &mut pos);
+        match (shared, unshared) {
+            (Some(0), Some(n)) => pos
+                .checked_add(n as usize)
+                .and_then(|end| self.data.get(pos..end.min(self.restarts_offset)))
+                .filter(|k| k.len() as u64 == n)
+                .ok_or_else(|| corruption(self.file_offset, "restart key overruns the block")),
+            _ => Err(corruption(
+                self.file_offset,
+                format!("restart point {i} does not hold a whole key"),
+            )),
+        }
+    }
+}
+
+/// A position inside one block: the current entry, its reconstructed key and value range.
+#[derive(Debug)]
+pub struct BlockCursor {
+    block: Arc<Block>,
+    /// Offset of the entry after the current one.
+    next: usize,
+    key: Vec<u8>,
+    seq: Seq,
+    kind: ValueKind,
+    value: Range<usize>,
+    valid: bool,
+}
+
+impl BlockCursor {
+    /// A cursor before the first entry of `block`.
+    pub fn new(block: Arc<Block>) -> Self {
+        Self {
+            block,
+            next: 0,
+            key: Vec::new(),
+            seq: 0,
+            kind: ValueKind::Put,
+            value: 0..0,
+            valid: false,
+        }
+    }
+
+    /// Reuses this cursor (and its key buffer) for another block.
+    pub fn reset(&mut self, block: Arc<Block>) {
+        self.block = block;
+        self.next = 0;
+        self.key.clear();
+        self.valid = false;
+    }
+
+    /// True when positioned on an entry.
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+    /// The current user key.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+    /// The current sequence number.
+    pub fn seq(&self) -> Seq {
+        self.seq
+    }
+    /// The current kind.
+    pub fn kind(&self) -> ValueKind {
+        self.kind
+    }
+    /// File offset of the block.
+    pub fn block_file_offset(&self) -> u64 {
+        self.block.file_offset
+    }
+    /// The current value.
+    pub fn value(&self) -> &[u8] {
+        self.block.data.get(self.value.clone()).unwrap_or_default()
+    }
+
+    /// Moves to the next entry; false (and invalid) at the end of the block.
+    pub fn advance(&mut self) -> Result<bool> {
+        let data = &self.block.data;
+        let end = self.block.restarts_offset;
+        let mut pos = self.next;
+        if pos >= end {
+            self.valid = false;
+            return Ok(false);
+        }
+        let at = self.block.file_offset;
+        let start = pos;
+        let bad = |what: &str| corruption(at, format!("data block entry at {start}: {what}"));
+        let shared = get_varint(data, &mut pos).ok_or_else(|| bad("bad shared length"))?;
+        let unshared = get_varint(data, &mut pos).ok_or_else(|| bad("bad key length"))?;
+        let value_len = get_varint(data, &mut pos).ok_or_else(|| bad("bad value length"))?;
+        if shared > self.key.len() as u64 {
+            return Err(bad("shares more than the previous key"));
+        }
+        let delta_end = pos
+            .checked_add(usize::try_from(unshared).unwrap_or(usize::MAX))
+            .filter(|&e| e <= end)
+            .ok_or_else(|| bad("key overruns the block"))?;
+        self.key.truncate(shared as usize);
+        self.key
+            .extend_from_slice(data.get(pos..delta_end).unwrap_or_default());
+        pos = delta_end;
+        let seq = get_varint(data, &mut pos).ok_or_else(|| bad("bad sequence number"))?;
+        let kind = data
+            .get(pos)
+            .and_then(|&t| ValueKind::from_tag(t))
+            .ok_or_else(|| bad("unknown kind tag"))?;
+        pos += KIND_LEN;
+        let value_end = pos
+            .checked_add(usize::try_from(value_len).unwrap_or(usize::MAX))
+            .filter(|&e| e <= end)
+            .ok_or_else(|| bad("value overruns the block"))?;
+        self.seq = seq;
+        self.kind = kind;
+        self.value = pos..value_end;
+        self.next = value_end;
+        self.valid = true;
+        Ok(true)
+    }
+
+    /// Positions on the first entry whose user key is `>= target` (invalid if none).
+    pub fn seek(&mut self, target: &[u8]) -> Result<bool> {
+        // Find the last restart whose key is < target; versions of `target` may start before
+        // a restart whose key equals it, so equal keys must not be skipped.
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.block.restart_key(mid)?.cmp(target) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        self.next = if lo == 0 {
+            0
+        } else {
+            self.block.restart(lo - 1)
+        };
+        self.key.clear();
+        while self.advance()? {
+            if self.key.as_slice() >= target {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}

@@ -1,0 +1,140 @@
+//! Forward iteration over an SST, block by block through the cache.
+
+use std::sync::Arc;
+
+use super::block::BlockCursor;
+use super::{SstEntry, SstReader};
+use crate::engine::{Result, Seq, ValueKind};
+
+/// A forward iterator over an SST's entries.
+///
+/// Two ways to consume it: as an `Iterator` of owned [`SstEntry`] values, or without any
+/// per-entry allocation through [`SstIter::advance`] and the borrowed accessors
+/// [`SstIter::key`], [`SstIter::seq`], [`SstIter::kind`], [`SstIter::value`].
+#[derive(Debug)]
+pub struct SstIter {
+    reader: Arc<SstReader>,
+    /// The start key, until the first `advance` seeks to it.
+    start: Option<Vec<u8>>,
+    /// Index of the block under `cursor`.
+    block_idx: usize,
+    cursor: Option<BlockCursor>,
+    /// Set after the end or an error: the iterator is fused.
+    done: bool,
+}
+
+impl SstIter {
+    pub(super) fn new(reader: Arc<SstReader>, start: &[u8]) -> Self {
+        Self {
+            reader,
+            start: Some(start.to_vec()),
+            block_idx: 0,
+            cursor: None,
+            done: false,
+        }
+    }
+
+    fn load(&mut self, idx: usize) -> Result<&mut BlockCursor> {
+        let block = self.reader.block(idx)?;
+        self.block_idx = idx;
+        let cursor = match self.cursor.take() {
+            Some(mut c) => {
+                c.reset(block);
+                c
+            }
+            None => BlockCursor::new(block),
+        };
+        Ok(self.cursor.insert(cursor))
+    }
+
+    fn step(&mut self) -> Result<bool> {
+        let mut found = if let Some(start) = self.start.take() {
+            let idx = self.reader.find_block(&start);
+            if idx >= self.reader.data_blocks() {
+                return Ok(false);
+            }
+            self.load(idx)?.seek(&start)?
+        } else {
+            match self.cursor.as_mut() {
+                Some(c) => c.advance()?,
+                None => return Ok(false),
+            }
+        };
+        while !found {
+            let next = self.block_idx + 1;
+            if next >= self.reader.data_blocks() {
+                return Ok(false);
+            }
+            found = self.load(next)?.advance()?;
+        }
+        Ok(true)
+    }
+
+    /// Moves to the next entry (the first call moves to the first entry `>= start`); false
+    /// at the end. After an error or the end, further calls return `Ok(false)`.
+    pub fn advance(&mut self) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        match self.step() {
+            Ok(true) => Ok(true),
+            other => {
+                self.done = true;
+                self.cursor = None;
+                other
+            }
+        }
+    }
+
+    fn current(&self) -> Option<&BlockCursor> {
+        self.cursor.as_ref().filter(|c| c.valid())
+    }
+
+    /// The current user key (empty when not positioned).
+    pub fn key(&self) -> &[u8] {
+        self.current().map(BlockCursor::key).unwrap_or_default()
+    }
+
+    /// The current sequence number.
+    pub fn seq(&self) -> Seq {
+        self.current().map_or(0, BlockCursor::seq)
+    }
+
+    /// The current kind.
+    pub fn kind(&self) -> ValueKind {
+        self.current().map_or(ValueKind::Put, BlockCursor::kind)
+    }
+
+    /// The current value, borrowed from the cached block.
+    pub fn value(&self) -> &[u8] {
+        self.current().map(BlockCursor::value).unwrap_or_default()
+    }
+
+    /// Index of the block under the cursor.
+    pub(super) fn block_index(&self) -> usize {
+        self.block_idx
+    }
+
+    /// File offset of the block under the cursor (for error reports).
+    pub fn block_offset(&self) -> Option<u64> {
+        self.current().map(BlockCursor::block_file_offset)
+    }
+}
+
+impl Iterator for SstIter {
+    type Item = Result<SstEntry>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.advance() {
+            Ok(true) => Some(Ok(SstEntry {
+                key: self.key().to_vec(),
+                seq: self.seq(),
+                kind: self.kind(),
+                value: self.value().to_vec(),
+            })),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl std::iter::FusedIterator for SstIter {}
