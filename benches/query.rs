@@ -1,10 +1,15 @@
 //! Query benchmarks: parsing and planning a `$filter`, and the residual evaluation a
 //! partition query pays per row (encoded rows read in place, as the engine hands them over).
+//!
+//! `cargo bench --bench query`. On a shared machine set `STRATA_BENCH_CLOCK=cpu` to measure
+//! the bench thread's on-CPU time (Linux, `CLOCK_THREAD_CPUTIME_ID`) instead of wall time,
+//! which other processes inflate.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::{Criterion, Throughput};
 use strata::codec::property::{self, PropertyReader};
 use strata::model::{DateTime, Entity, Guid, PartitionKey, PropertyName, RowKey, Value};
 use strata::query::{EncodedEntity, Filter, Plan};
@@ -46,7 +51,7 @@ fn entity(i: usize) -> Entity {
     entity
 }
 
-fn evaluate(c: &mut Criterion) {
+fn evaluate<M: Measurement + 'static>(c: &mut Criterion<M>) {
     let entities: Vec<Entity> = (0..ROWS).map(entity).collect();
     let rows: Vec<(String, String, Vec<u8>)> = entities
         .iter()
@@ -95,7 +100,7 @@ fn evaluate(c: &mut Criterion) {
     group.finish();
 }
 
-fn parse_and_plan(c: &mut Criterion) {
+fn parse_and_plan<M: Measurement + 'static>(c: &mut Criterion<M>) {
     let text = "PartitionKey eq 'customer-0042' and RowKey ge 'order-2024' and RowKey lt 'order-2025' \
                 and (Kind eq 'order' or Total gt 99.5) and not (Shipped eq true) \
                 and Placed ge datetime'2024-01-01T00:00:00Z'";
@@ -108,5 +113,111 @@ fn parse_and_plan(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, evaluate, parse_and_plan);
-criterion_main!(benches);
+/// Nanoseconds the current thread has spent on a CPU (`CLOCK_THREAD_CPUTIME_ID`).
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuTime;
+
+/// `struct timespec` of 64-bit Linux.
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+/// Linux's id of the calling thread's CPU-time clock.
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+
+unsafe extern "C" {
+    fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
+}
+
+impl CpuTime {
+    fn now() -> u64 {
+        let mut time = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `time` is a valid, writable timespec; std links the C library.
+        let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &raw mut time) };
+        assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+        u64::try_from(time.tv_sec).unwrap() * 1_000_000_000 + u64::try_from(time.tv_nsec).unwrap()
+    }
+}
+
+impl Measurement for CpuTime {
+    type Intermediate = u64;
+    type Value = u64;
+
+    fn start(&self) -> u64 {
+        Self::now()
+    }
+
+    fn end(&self, start: u64) -> u64 {
+        Self::now().saturating_sub(start)
+    }
+
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+
+    fn zero(&self) -> u64 {
+        0
+    }
+
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "nanosecond counts fit f64's mantissa"
+    )]
+    fn to_f64(&self, value: &u64) -> f64 {
+        *value as f64
+    }
+
+    fn formatter(&self) -> &dyn ValueFormatter {
+        self
+    }
+}
+
+impl ValueFormatter for CpuTime {
+    fn scale_values(&self, _typical: f64, _values: &mut [f64]) -> &'static str {
+        "ns (cpu)"
+    }
+
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "element counts fit f64's mantissa"
+    )]
+    fn scale_throughputs(
+        &self,
+        _typical: f64,
+        throughput: &Throughput,
+        values: &mut [f64],
+    ) -> &'static str {
+        let per_iteration = match throughput {
+            Throughput::Bytes(n) | Throughput::BytesDecimal(n) | Throughput::Elements(n) => *n,
+        } as f64;
+        for value in values.iter_mut() {
+            *value = per_iteration * 1e9 / *value;
+        }
+        "elem/s (cpu)"
+    }
+
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+fn main() {
+    if std::env::var("STRATA_BENCH_CLOCK").as_deref() == Ok("cpu") {
+        let mut c = Criterion::default()
+            .with_measurement(CpuTime)
+            .configure_from_args();
+        evaluate(&mut c);
+        parse_and_plan(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = Criterion::default().configure_from_args();
+        evaluate(&mut c);
+        parse_and_plan(&mut c);
+        c.final_summary();
+    }
+}
