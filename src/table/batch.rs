@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
+
 use super::entities::Table;
 use super::error::{Result, TableError};
 use super::etag::{ETag, IfMatch};
@@ -95,6 +97,10 @@ impl Batch {
     }
 
     fn push(&mut self, kind: OpKind, entity: Entity) -> &mut Self {
+        if self.ops.capacity() == 0 {
+            // A valid batch never outgrows this, so its entities are never moved again.
+            self.ops.reserve(BATCH_MAX_OPERATIONS);
+        }
         self.ops.push((kind, entity));
         self
     }
@@ -137,7 +143,8 @@ impl Batch {
                 ),
             });
         }
-        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(self.ops.len());
+        let mut seen: HashMap<&str, usize, _> =
+            HashMap::with_capacity_and_hasher(self.ops.len(), Xxh3DefaultBuilder);
         let mut payload = 0_usize;
         for (index, (_, entity)) in self.ops.iter().enumerate() {
             if entity.partition_key() != &self.partition_key {

@@ -1,7 +1,11 @@
 //! Table handles and their single-entity operations.
 
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
 use super::account::Account;
 use super::batch::Batch;
+use super::catalog::TableState;
 use super::error::{Result, TableError};
 use super::etag::{ETag, IfMatch};
 use super::ops::{self, OpKind, Operation, Outcome};
@@ -16,11 +20,32 @@ use crate::model::{Entity, PartitionKey, RowKey, TableName};
 pub struct Table {
     pub(crate) account: Account,
     pub(crate) name: TableName,
+    /// The table this handle last resolved to: while it is not deleted it is still the live
+    /// table of that name, so each operation skips the locked, hashed catalog lookup.
+    cached: OnceLock<Arc<TableState>>,
 }
 
 impl Table {
     pub(crate) const fn new(account: Account, name: TableName) -> Self {
-        Self { account, name }
+        Self {
+            account,
+            name,
+            cached: OnceLock::new(),
+        }
+    }
+
+    /// The live state of the table: the cached one unless it has been deleted, else a fresh
+    /// catalog lookup (borrowed, so the common path touches no shared reference count).
+    pub(crate) fn state(&self) -> Result<Cow<'_, Arc<TableState>>> {
+        if let Some(state) = self.cached.get()
+            && !state.is_gone()
+        {
+            return Ok(Cow::Borrowed(state));
+        }
+        let state = self.account.inner.resolve(&self.name)?;
+        // A handle whose cached table was deleted keeps resolving; that path is rare.
+        let _ = self.cached.set(Arc::clone(&state));
+        Ok(Cow::Owned(state))
     }
 
     /// The table's name as given to [`Account::table`].
@@ -97,7 +122,7 @@ impl Table {
     ) -> Result<StoredEntity> {
         let pk = PartitionKey::new(partition_key)?;
         let rk = RowKey::new(row_key)?;
-        let state = self.account.inner.resolve(&self.name)?;
+        let state = self.state()?;
         let engine_key = key::encode(state.id, &pk, &rk);
         match self.account.inner.engine.get(&engine_key)? {
             Some(value) => row::decode(state.id, &engine_key, pk, rk, &value, select),
@@ -138,7 +163,7 @@ impl Table {
             return Ok(Vec::new());
         };
         let inner = &*self.account.inner;
-        let state = inner.resolve(&self.name)?;
+        let state = self.state()?;
         let dropped = state.dropped.read();
         if *dropped {
             return Err(TableError::TableNotFound {
@@ -152,6 +177,8 @@ impl Table {
         let mut batch = WriteBatch::new();
         let mut etags = Vec::with_capacity(ops.len());
         let mut engine_key = Vec::new();
+        // One buffer for every new stored value: the engine batch copies each anyway.
+        let mut value = Vec::new();
         for (index, op) in ops.iter().enumerate() {
             engine_key.clear();
             key::encode_into(
@@ -172,6 +199,7 @@ impl Table {
                 op,
                 current.as_deref(),
                 timestamp,
+                &mut value,
             )
             .map_err(|source| {
                 if in_batch {
@@ -184,7 +212,7 @@ impl Table {
                 }
             })?;
             match outcome {
-                Outcome::Put(value) => {
+                Outcome::Put => {
                     batch.put(&engine_key, &value);
                     etags.push(Some(etag));
                 }

@@ -65,8 +65,13 @@ impl Table {
             .map(ContinuationToken::keys)
             .transpose()?;
         let inner = &*self.account.inner;
-        let state = inner.resolve(&self.name)?;
+        let state = self.state()?;
         let plan = Plan::new(filter.as_ref());
+        // These ranges hold exactly the keys of their scope, so rows need no re-check.
+        let exact_range = matches!(
+            plan.scope,
+            KeyScope::Table | KeyScope::Partition { .. } | KeyScope::Point { .. }
+        );
         let Some((mut start, end)) = key_range(state.id, &plan.scope) else {
             return Ok(Page::default());
         };
@@ -104,7 +109,7 @@ impl Table {
                 break;
             }
             examined = examined.wrapping_add(1);
-            if !plan.scope.contains(pk, rk) {
+            if !exact_range && !plan.scope.contains(pk, rk) {
                 continue;
             }
             if let Some(residual) = &plan.residual {
