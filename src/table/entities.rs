@@ -8,10 +8,11 @@ use super::batch::Batch;
 use super::catalog::TableState;
 use super::error::{Result, TableError};
 use super::etag::{ETag, IfMatch};
+use super::limits::EXISTENCE_PROBE_MIN_OPERATIONS;
 use super::ops::{self, OpKind, Operation, Outcome};
 use super::row::{self, StoredEntity};
 use crate::codec::key;
-use crate::engine::WriteBatch;
+use crate::engine::{Engine, WriteBatch};
 use crate::model::{Entity, PartitionKey, RowKey, TableName};
 
 /// A handle on one table of an [`Account`], by name: operations resolve the name when they
@@ -179,6 +180,8 @@ impl Table {
         let mut engine_key = Vec::new();
         // One buffer for every new stored value: the engine batch copies each anyway.
         let mut value = Vec::new();
+        let all_absent = ops.len() >= EXISTENCE_PROBE_MIN_OPERATIONS
+            && span_is_empty(&inner.engine, state.id, ops)?;
         for (index, op) in ops.iter().enumerate() {
             engine_key.clear();
             key::encode_into(
@@ -187,7 +190,7 @@ impl Table {
                 op.entity.row_key(),
                 &mut engine_key,
             );
-            let current = if op.kind.reads_current() {
+            let current = if op.kind.reads_current() && !all_absent {
                 inner.engine.get(&engine_key)?
             } else {
                 None
@@ -225,4 +228,28 @@ impl Table {
         inner.engine.write(&batch, inner.options.durability)?;
         Ok(etags)
     }
+}
+
+/// Whether no stored row lies between the least and the greatest key of `ops` (one partition),
+/// read by one seek. Called under the partition lock, so the answer holds until the batch is
+/// written; when it is true, every operation of a batch sees its row absent without a point
+/// read of its own.
+fn span_is_empty(engine: &Engine, table_id: u32, ops: &[Operation<'_>]) -> Result<bool> {
+    let mut keys = ops.iter().map(|op| op.entity);
+    let Some(first) = keys.next() else {
+        return Ok(true);
+    };
+    let (mut least, mut greatest) = (first.row_key(), first.row_key());
+    for entity in keys {
+        least = least.min(entity.row_key());
+        greatest = greatest.max(entity.row_key());
+    }
+    let pk = first.partition_key();
+    let start = key::encode(table_id, pk, least);
+    let end = key::successor(&key::encode(table_id, pk, greatest));
+    Ok(engine
+        .range(&start[..]..&end[..])?
+        .next()
+        .transpose()?
+        .is_none())
 }
