@@ -180,7 +180,8 @@ criterion_group!(benches, point_get, insert_batches, scans, delete_table);
 /// `STRATA_TABLE_PROFILE=get|insert|partition|scan` runs a fixed number of operations of one
 /// kind instead of the criterion benches, for a profiler that counts instructions, e.g.
 /// `valgrind --tool=callgrind --toggle-collect='*profile_loop*' target/release/deps/table-…`;
-/// set `STRATA_TABLE_PROFILE_OPS` for the number of operations.
+/// set `STRATA_TABLE_PROFILE_OPS` for the number of operations and
+/// `STRATA_TABLE_PROFILE_PARTITIONS` for the number of 1,000-entity partitions (default 10).
 fn main() {
     if let Ok(kind) = std::env::var("STRATA_TABLE_PROFILE") {
         let ops: u64 = std::env::var("STRATA_TABLE_PROFILE_OPS")
@@ -195,6 +196,10 @@ fn main() {
 }
 
 fn profile(kind: &str, ops: u64) {
+    let partitions: usize = std::env::var("STRATA_TABLE_PROFILE_PARTITIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
     let (_dir, account) = open();
     account.create_table("Bench").unwrap();
     let table = account.table("Bench").unwrap();
@@ -223,7 +228,7 @@ fn profile(kind: &str, ops: u64) {
             profile_loop_insert(&table, batches);
         }
         "partition" | "scan" => {
-            fill(&table, 10, 1000);
+            fill(&table, partitions, 1000);
             account.compact().unwrap();
             // Warm: one full scan puts every block in the cache.
             scan_all(&table);
