@@ -31,8 +31,6 @@ impl StoredEntity {
 /// docs/FORMAT.md ("Property values"): version, flags, then the 8 Timestamp bytes if flagged.
 pub(crate) fn encode_into(entity: &Entity, timestamp: DateTime, out: &mut Vec<u8>) {
     let start = out.len();
-    // Room for the Timestamp too, so inserting it below never reallocates.
-    out.reserve(property::encoded_len(entity) + TICKS_LEN);
     property::encode_into(entity, out);
     let ticks = timestamp.ticks().to_le_bytes();
     let at = start + HEADER_FIXED_LEN;
