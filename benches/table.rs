@@ -13,7 +13,7 @@
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group};
 use strata::engine::Durability;
 use strata::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
 use strata::{Account, Options, Query, Table};
@@ -176,4 +176,122 @@ fn delete_table(c: &mut Criterion) {
 }
 
 criterion_group!(benches, point_get, insert_batches, scans, delete_table);
-criterion_main!(benches);
+
+/// `STRATA_TABLE_PROFILE=get|insert|partition|scan` runs a fixed number of operations of one
+/// kind instead of the criterion benches, for a profiler that counts instructions, e.g.
+/// `valgrind --tool=callgrind --toggle-collect='*profile_loop*' target/release/deps/table-…`;
+/// set `STRATA_TABLE_PROFILE_OPS` for the number of operations and
+/// `STRATA_TABLE_PROFILE_PARTITIONS` for the number of 1,000-entity partitions (default 10).
+fn main() {
+    if let Ok(kind) = std::env::var("STRATA_TABLE_PROFILE") {
+        let ops: u64 = std::env::var("STRATA_TABLE_PROFILE_OPS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1000);
+        profile(&kind, ops);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
+
+fn profile(kind: &str, ops: u64) {
+    let partitions: usize = std::env::var("STRATA_TABLE_PROFILE_PARTITIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let (_dir, account) = open();
+    account.create_table("Bench").unwrap();
+    let table = account.table("Bench").unwrap();
+    match kind {
+        "get" => {
+            fill(&table, 10, 1000);
+            account.engine().flush().unwrap();
+            // Warm: every block in the cache, as in the criterion bench.
+            for n in 0..10_000 {
+                let pk = format!("p{:06}", n / 1000);
+                let rk = format!("{:08}", n % 1000);
+                black_box(table.get(&pk, &rk, None).unwrap());
+            }
+            black_box(profile_loop_get(&table, ops));
+        }
+        "insert" => {
+            let batches: Vec<(String, Vec<Entity>)> = (0..ops)
+                .map(|batch_no| {
+                    let pk = format!("p{batch_no:08}");
+                    let entities = (0..100)
+                        .map(|i| typical(&pk, &format!("{i:04}"), i))
+                        .collect();
+                    (pk, entities)
+                })
+                .collect();
+            profile_loop_insert(&table, batches);
+        }
+        "partition" | "scan" => {
+            fill(&table, partitions, 1000);
+            account.compact().unwrap();
+            // Warm: one full scan puts every block in the cache.
+            scan_all(&table);
+            if kind == "partition" {
+                profile_loop_partition(&table, ops);
+            } else {
+                profile_loop_scan(&table, ops);
+            }
+        }
+        other => panic!("unknown STRATA_TABLE_PROFILE {other:?}"),
+    }
+}
+
+#[inline(never)]
+fn profile_loop_get(table: &Table, ops: u64) -> usize {
+    let mut found = 0;
+    for i in 0..ops {
+        let n = i.wrapping_mul(2_654_435_761) % 10_000;
+        let pk = format!("p{:06}", n / 1000);
+        let rk = format!("{:08}", n % 1000);
+        found += black_box(table.get(&pk, &rk, None).unwrap())
+            .entity
+            .properties()
+            .len();
+    }
+    found
+}
+
+#[inline(never)]
+fn profile_loop_insert(table: &Table, batches: Vec<(String, Vec<Entity>)>) {
+    for (pk, entities) in batches {
+        let mut batch = table.batch(&pk).unwrap();
+        for e in entities {
+            batch.insert(e);
+        }
+        black_box(batch.submit().unwrap());
+    }
+}
+
+#[inline(never)]
+fn profile_loop_partition(table: &Table, ops: u64) {
+    let partition = Query::filter("PartitionKey eq 'p000004' and Age eq 7");
+    for _ in 0..ops {
+        let page = table.query(black_box(&partition)).unwrap();
+        assert_eq!(page.entities.len(), 12);
+    }
+}
+
+#[inline(never)]
+fn profile_loop_scan(table: &Table, ops: u64) {
+    for _ in 0..ops {
+        scan_all(table);
+    }
+}
+
+fn scan_all(table: &Table) {
+    let mut query = Query::filter("Age eq 1000");
+    loop {
+        let page = table.query(&query).unwrap();
+        assert!(page.entities.is_empty());
+        match page.continuation {
+            Some(token) => query.continuation = Some(token),
+            None => break,
+        }
+    }
+}

@@ -231,3 +231,93 @@ fn batch_on_missing_table_is_table_not_found() {
     batch.insert(entity("p", "a", &[]));
     assert_eq!(batch.submit().unwrap_err().azure_code(), "TableNotFound");
 }
+
+#[test]
+fn batch_error_names_the_first_bad_operation_in_order() {
+    let fx = Fixture::new();
+    let t = fx.table("Batches");
+    // Two repeated RowKeys: "b" repeats at 3, "a" only at 4; the partition is wrong at 5.
+    let mut batch = t.batch("p").unwrap();
+    for row in ["a", "b", "c", "b", "a"] {
+        batch.insert(entity("p", row, &[]));
+    }
+    batch.insert(entity("q", "z", &[]));
+    let err = batch.submit().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TableError::InvalidDuplicateRow {
+                index: 3,
+                first: 1,
+                ref row_key,
+            } if row_key == "b"
+        ),
+        "{err}"
+    );
+    // A wrong partition before any repeat is reported first.
+    let mut batch = t.batch("p").unwrap();
+    batch
+        .insert(entity("p", "a", &[]))
+        .insert(entity("q", "b", &[]))
+        .insert(entity("p", "a", &[]));
+    let err = batch.submit().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TableError::CommandsInBatchActOnDifferentPartitions { index: 1, .. }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn large_batch_insert_over_an_existing_row_is_entity_already_exists_at_its_index() {
+    let fx = Fixture::new();
+    let t = fx.table("Batches");
+    // Rows outside the batch's RowKey span must not matter; the one inside must.
+    t.insert(&entity("p", "000", &[])).unwrap();
+    t.insert(&entity("p", "999", &[])).unwrap();
+    t.insert(&entity("p", "017", &[])).unwrap();
+    t.insert(&entity("o", "015", &[])).unwrap();
+    let mut batch = t.batch("p").unwrap();
+    for i in 10..30 {
+        batch.insert(entity("p", &format!("{i:03}"), &[]));
+    }
+    let err = batch.submit().unwrap_err();
+    assert!(
+        matches!(err, TableError::BatchOperationFailed { index: 7, .. }),
+        "{err}"
+    );
+    assert_eq!(err.azure_code(), "EntityAlreadyExists");
+    assert_eq!(count(&t), 4);
+    // Without the row inside the span, the same batch commits.
+    t.delete("p", "017", IfMatch::Any).unwrap();
+    let mut batch = t.batch("p").unwrap();
+    for i in 10..30 {
+        batch.insert(entity("p", &format!("{i:03}"), &[]));
+    }
+    assert_eq!(batch.submit().unwrap().len(), 20);
+    assert_eq!(count(&t), 23);
+}
+
+#[test]
+fn large_batch_treats_deleted_rows_as_absent() {
+    let fx = Fixture::new();
+    let t = fx.table("Batches");
+    for i in 0..20 {
+        t.insert(&entity("p", &format!("{i:03}"), &[])).unwrap();
+    }
+    for i in 0..20 {
+        t.delete("p", &format!("{i:03}"), IfMatch::Any).unwrap();
+    }
+    let mut batch = t.batch("p").unwrap();
+    for i in 0..20 {
+        batch.insert(entity("p", &format!("{i:03}"), &[]));
+    }
+    assert_eq!(batch.submit().unwrap().len(), 20);
+    let mut batch = t.batch("p").unwrap();
+    for i in 0..20 {
+        batch.replace(entity("p", &format!("{i:03}"), &[]), IfMatch::Any);
+    }
+    assert_eq!(batch.submit().unwrap().len(), 20);
+}

@@ -380,6 +380,29 @@ fn load(entities: &[Entity]) -> (Fixture, Table) {
     (fx, t)
 }
 
+#[test]
+fn residual_on_keys_inside_a_partition_reads_the_stored_keys() {
+    let fx = Fixture::new();
+    let t = filled(&fx);
+    // The `or` keeps the key comparisons in the residual over an exact partition range.
+    assert_eq!(
+        run(&t, "PartitionKey eq 'ab' and (RowKey eq '2' or N eq 10)"),
+        [
+            ("ab".to_owned(), "10".to_owned()),
+            ("ab".to_owned(), "2".to_owned())
+        ]
+    );
+    assert_eq!(
+        run(&t, "N ge 3 and (PartitionKey eq 'b' or RowKey eq '3')"),
+        [
+            ("a".to_owned(), "3".to_owned()),
+            ("ab".to_owned(), "3".to_owned()),
+            ("b".to_owned(), "10".to_owned()),
+            ("b".to_owned(), "3".to_owned()),
+        ]
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 

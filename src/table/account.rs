@@ -123,11 +123,7 @@ impl Account {
         batch.put(&row_key, &row).put(&counter_key, &counter);
         inner.engine.write(&batch, inner.options.durability)?;
         *next_id = following;
-        let state = TableState {
-            id,
-            name: name.clone(),
-            dropped: RwLock::new(false),
-        };
+        let state = TableState::new(id, name.clone());
         inner.tables.write().insert(name.clone(), Arc::new(state));
         Ok(name)
     }
@@ -159,6 +155,7 @@ impl Account {
             .delete_range(&start, &end);
         inner.engine.write(&batch, inner.options.durability)?;
         *dropped = true;
+        state.mark_gone();
         inner.tables.write().remove(&name);
         Ok(())
     }

@@ -1,7 +1,5 @@
 //! Entity group transactions: up to 100 operations on one partition, applied atomically.
 
-use std::collections::HashMap;
-
 use super::entities::Table;
 use super::error::{Result, TableError};
 use super::etag::{ETag, IfMatch};
@@ -95,6 +93,10 @@ impl Batch {
     }
 
     fn push(&mut self, kind: OpKind, entity: Entity) -> &mut Self {
+        if self.ops.capacity() == 0 {
+            // A valid batch never outgrows this, so its entities are never moved again.
+            self.ops.reserve(BATCH_MAX_OPERATIONS);
+        }
         self.ops.push((kind, entity));
         self
     }
@@ -137,29 +139,56 @@ impl Batch {
                 ),
             });
         }
-        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(self.ops.len());
         let mut payload = 0_usize;
         for (index, (_, entity)) in self.ops.iter().enumerate() {
             if entity.partition_key() != &self.partition_key {
+                // A repeated RowKey before this index is reported first, as the service
+                // reads the operations in order.
+                if let Some(error) = self.duplicate_row(index) {
+                    return Err(error);
+                }
                 return Err(TableError::CommandsInBatchActOnDifferentPartitions {
                     index,
                     expected: self.partition_key.as_str().to_owned(),
                     found: entity.partition_key().as_str().to_owned(),
                 });
             }
-            if let Some(&first) = seen.get(entity.row_key().as_str()) {
-                return Err(TableError::InvalidDuplicateRow {
-                    index,
-                    first,
-                    row_key: entity.row_key().as_str().to_owned(),
-                });
-            }
-            seen.insert(entity.row_key().as_str(), index);
             payload = payload.saturating_add(entity.size());
+        }
+        if let Some(error) = self.duplicate_row(self.ops.len()) {
+            return Err(error);
         }
         if payload >= BATCH_MAX_PAYLOAD_BYTES {
             return Err(TableError::RequestBodyTooLarge { size: payload });
         }
         Ok(())
+    }
+
+    /// The first repeated RowKey among the operations before `before`: the error names the
+    /// lowest index whose RowKey an earlier operation already uses, and that earlier index.
+    /// Sorting (at most 100 keys) costs less than hashing each key.
+    fn duplicate_row(&self, before: usize) -> Option<TableError> {
+        let ops = self.ops.get(..before).unwrap_or(&self.ops);
+        let mut order: Vec<(&str, usize)> = ops
+            .iter()
+            .enumerate()
+            .map(|(index, (_, entity))| (entity.row_key().as_str(), index))
+            .collect();
+        order.sort_unstable();
+        order
+            .windows(2)
+            .filter_map(|pair| match pair {
+                [(a, first), (b, index)] if a == b => Some((*index, *first)),
+                _ => None,
+            })
+            .min()
+            .map(|(index, first)| TableError::InvalidDuplicateRow {
+                index,
+                first,
+                row_key: ops
+                    .get(first)
+                    .map(|(_, entity)| entity.row_key().as_str().to_owned())
+                    .unwrap_or_default(),
+            })
     }
 }

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::RwLock;
 
@@ -37,6 +38,32 @@ pub(crate) struct TableState {
     /// Held shared by every write to the table and exclusively by its deletion, so no write
     /// lands in the key range of a table after its range delete. `true` once deleted.
     pub(crate) dropped: RwLock<bool>,
+    /// Mirrors `dropped` without a lock, so a handle can check that the state it cached is
+    /// still live at the cost of one load (reads need no gate: a read racing a drop is ordered
+    /// before it).
+    gone: AtomicBool,
+}
+
+impl TableState {
+    /// The state of a live table.
+    pub(crate) fn new(id: u32, name: TableName) -> Self {
+        Self {
+            id,
+            name,
+            dropped: RwLock::new(false),
+            gone: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the table has been deleted.
+    pub(crate) fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
+    }
+
+    /// Marks the table deleted; called with `dropped` held exclusively.
+    pub(crate) fn mark_gone(&self) {
+        self.gone.store(true, Ordering::Release);
+    }
 }
 
 /// What a catalog scan finds on open.
@@ -158,11 +185,7 @@ fn decode_table_row(engine_key: &[u8], value: &[u8]) -> Result<TableState> {
     if reader.timestamp().is_none() {
         return Err(corrupt_value(engine_key, "catalog row without a Timestamp"));
     }
-    Ok(TableState {
-        id,
-        name,
-        dropped: RwLock::new(false),
-    })
+    Ok(TableState::new(id, name))
 }
 
 fn read_int64(engine_key: &[u8], value: &[u8], property_name: &str) -> Result<i64> {

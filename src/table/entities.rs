@@ -1,13 +1,18 @@
 //! Table handles and their single-entity operations.
 
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
 use super::account::Account;
 use super::batch::Batch;
+use super::catalog::TableState;
 use super::error::{Result, TableError};
 use super::etag::{ETag, IfMatch};
+use super::limits::EXISTENCE_PROBE_MIN_OPERATIONS;
 use super::ops::{self, OpKind, Operation, Outcome};
 use super::row::{self, StoredEntity};
 use crate::codec::key;
-use crate::engine::WriteBatch;
+use crate::engine::{Engine, WriteBatch};
 use crate::model::{Entity, PartitionKey, RowKey, TableName};
 
 /// A handle on one table of an [`Account`], by name: operations resolve the name when they
@@ -16,11 +21,32 @@ use crate::model::{Entity, PartitionKey, RowKey, TableName};
 pub struct Table {
     pub(crate) account: Account,
     pub(crate) name: TableName,
+    /// The table this handle last resolved to: while it is not deleted it is still the live
+    /// table of that name, so each operation skips the locked, hashed catalog lookup.
+    cached: OnceLock<Arc<TableState>>,
 }
 
 impl Table {
     pub(crate) const fn new(account: Account, name: TableName) -> Self {
-        Self { account, name }
+        Self {
+            account,
+            name,
+            cached: OnceLock::new(),
+        }
+    }
+
+    /// The live state of the table: the cached one unless it has been deleted, else a fresh
+    /// catalog lookup (borrowed, so the common path touches no shared reference count).
+    pub(crate) fn state(&self) -> Result<Cow<'_, Arc<TableState>>> {
+        if let Some(state) = self.cached.get()
+            && !state.is_gone()
+        {
+            return Ok(Cow::Borrowed(state));
+        }
+        let state = self.account.inner.resolve(&self.name)?;
+        // A handle whose cached table was deleted keeps resolving; that path is rare.
+        let _ = self.cached.set(Arc::clone(&state));
+        Ok(Cow::Owned(state))
     }
 
     /// The table's name as given to [`Account::table`].
@@ -97,7 +123,7 @@ impl Table {
     ) -> Result<StoredEntity> {
         let pk = PartitionKey::new(partition_key)?;
         let rk = RowKey::new(row_key)?;
-        let state = self.account.inner.resolve(&self.name)?;
+        let state = self.state()?;
         let engine_key = key::encode(state.id, &pk, &rk);
         match self.account.inner.engine.get(&engine_key)? {
             Some(value) => row::decode(state.id, &engine_key, pk, rk, &value, select),
@@ -138,7 +164,7 @@ impl Table {
             return Ok(Vec::new());
         };
         let inner = &*self.account.inner;
-        let state = inner.resolve(&self.name)?;
+        let state = self.state()?;
         let dropped = state.dropped.read();
         if *dropped {
             return Err(TableError::TableNotFound {
@@ -152,6 +178,10 @@ impl Table {
         let mut batch = WriteBatch::new();
         let mut etags = Vec::with_capacity(ops.len());
         let mut engine_key = Vec::new();
+        // One buffer for every new stored value: the engine batch copies each anyway.
+        let mut value = Vec::new();
+        let all_absent = ops.len() >= EXISTENCE_PROBE_MIN_OPERATIONS
+            && span_is_empty(&inner.engine, state.id, ops)?;
         for (index, op) in ops.iter().enumerate() {
             engine_key.clear();
             key::encode_into(
@@ -160,7 +190,7 @@ impl Table {
                 op.entity.row_key(),
                 &mut engine_key,
             );
-            let current = if op.kind.reads_current() {
+            let current = if op.kind.reads_current() && !all_absent {
                 inner.engine.get(&engine_key)?
             } else {
                 None
@@ -172,6 +202,7 @@ impl Table {
                 op,
                 current.as_deref(),
                 timestamp,
+                &mut value,
             )
             .map_err(|source| {
                 if in_batch {
@@ -184,7 +215,7 @@ impl Table {
                 }
             })?;
             match outcome {
-                Outcome::Put(value) => {
+                Outcome::Put => {
                     batch.put(&engine_key, &value);
                     etags.push(Some(etag));
                 }
@@ -197,4 +228,28 @@ impl Table {
         inner.engine.write(&batch, inner.options.durability)?;
         Ok(etags)
     }
+}
+
+/// Whether no stored row lies between the least and the greatest key of `ops` (one partition),
+/// read by one seek. Called under the partition lock, so the answer holds until the batch is
+/// written; when it is true, every operation of a batch sees its row absent without a point
+/// read of its own.
+fn span_is_empty(engine: &Engine, table_id: u32, ops: &[Operation<'_>]) -> Result<bool> {
+    let mut keys = ops.iter().map(|op| op.entity);
+    let Some(first) = keys.next() else {
+        return Ok(true);
+    };
+    let (mut least, mut greatest) = (first.row_key(), first.row_key());
+    for entity in keys {
+        least = least.min(entity.row_key());
+        greatest = greatest.max(entity.row_key());
+    }
+    let pk = first.partition_key();
+    let start = key::encode(table_id, pk, least);
+    let end = key::successor(&key::encode(table_id, pk, greatest));
+    Ok(engine
+        .range(&start[..]..&end[..])?
+        .next()
+        .transpose()?
+        .is_none())
 }

@@ -10,6 +10,10 @@ pub const BATCH_MAX_OPERATIONS: usize = 100;
 /// size of an entity with its keys and no properties.
 pub const BATCH_MAX_PAYLOAD_BYTES: usize = 4 * 1024 * 1024;
 
+/// Operations from which a batch first checks, by one seek, whether any row exists between its
+/// least and greatest RowKey; if none does, it skips one point read per operation.
+pub const EXISTENCE_PROBE_MIN_OPERATIONS: usize = 8;
+
 /// Most entities one query page returns.
 pub const PAGE_MAX_ENTITIES: usize = 1000;
 

@@ -41,14 +41,14 @@ pub(crate) struct Operation<'a> {
 /// The stored outcome of an operation.
 #[derive(Debug)]
 pub(crate) enum Outcome {
-    /// The new stored value.
-    Put(Vec<u8>),
+    /// The new stored value is in the caller's buffer.
+    Put,
     /// The entity is removed.
     Delete,
 }
 
 /// Checks `op` against the stored row `current` (`None` if absent) and builds its outcome at
-/// `timestamp`.
+/// `timestamp`; a new stored value replaces the contents of `value`.
 pub(crate) fn apply(
     table: &str,
     table_id: u32,
@@ -56,6 +56,7 @@ pub(crate) fn apply(
     op: &Operation<'_>,
     current: Option<&[u8]>,
     timestamp: DateTime,
+    value: &mut Vec<u8>,
 ) -> Result<Outcome> {
     let entity = op.entity;
     let pk = entity.partition_key();
@@ -98,9 +99,9 @@ pub(crate) fn apply(
         (OpKind::Merge(_) | OpKind::InsertOrMerge, Some(stored)) => Some(stored),
         _ => None,
     };
-    let mut value = Vec::new();
+    value.clear();
     match merge_base {
-        None => row::encode_into(entity, timestamp, &mut value),
+        None => row::encode_into(entity, timestamp, value),
         Some(stored) => {
             let mut merged = property::decode(pk.clone(), rk.clone(), stored)
                 .map_err(|source| row::corrupt(table_id, engine_key, source))?;
@@ -109,10 +110,10 @@ pub(crate) fn apply(
                     .set(name.clone(), new_value.clone())
                     .map_err(|error| TableError::from_model(error, pk.as_str(), rk.as_str()))?;
             }
-            row::encode_into(&merged, timestamp, &mut value);
+            row::encode_into(&merged, timestamp, value);
         }
     }
-    Ok(Outcome::Put(value))
+    Ok(Outcome::Put)
 }
 
 pub(crate) fn not_found(table: &str, pk: &PartitionKey, rk: &RowKey) -> TableError {

@@ -13,7 +13,7 @@ use super::row::{self, StoredEntity};
 use crate::codec::format::{KEY_SEPARATOR, TABLE_END_MARKER};
 use crate::codec::key;
 use crate::codec::property::PropertyReader;
-use crate::query::{EncodedEntity, Filter, KeyScope, Plan};
+use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan};
 
 /// A query of one table: `$filter`, `$select`, `$top` and where to resume.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,8 +65,13 @@ impl Table {
             .map(ContinuationToken::keys)
             .transpose()?;
         let inner = &*self.account.inner;
-        let state = inner.resolve(&self.name)?;
+        let state = self.state()?;
         let plan = Plan::new(filter.as_ref());
+        // These ranges hold exactly the keys of their scope, so rows need no re-check.
+        let exact_range = matches!(
+            plan.scope,
+            KeyScope::Table | KeyScope::Partition { .. } | KeyScope::Point { .. }
+        );
         let Some((mut start, end)) = key_range(state.id, &plan.scope) else {
             return Ok(Page::default());
         };
@@ -84,19 +89,16 @@ impl Table {
         let budget = inner.options.page_time_budget;
         let snapshot = inner.engine.snapshot();
         let mut examined: u32 = 0;
+        // Keys are checked as UTF-8 only where something reads them: the scope check, a
+        // residual comparing a key, a page's token, and every match (`decode_key`).
+        let keys_read = !exact_range || plan.residual.as_ref().is_some_and(reads_keys);
         for item in snapshot.range(&start[..]..&end[..]) {
             let (engine_key, value) = item?;
-            let Some((pk, rk)) = row::split_key(&engine_key) else {
-                return Err(row::corrupt(
-                    state.id,
-                    &engine_key,
-                    crate::codec::CodecError::MissingSeparator { offset: 0 },
-                ));
-            };
             let out_of_time = examined > 0
                 && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
                 && started.elapsed() >= budget;
             if page.entities.len() >= limit || out_of_time {
+                let (pk, rk) = split(state.id, &engine_key)?;
                 page.continuation = Some(ContinuationToken {
                     next_partition_key: pk.to_owned(),
                     next_row_key: rk.to_owned(),
@@ -104,7 +106,12 @@ impl Table {
                 break;
             }
             examined = examined.wrapping_add(1);
-            if !plan.scope.contains(pk, rk) {
+            let (pk, rk) = if keys_read {
+                split(state.id, &engine_key)?
+            } else {
+                ("", "")
+            };
+            if !exact_range && !plan.scope.contains(pk, rk) {
                 continue;
             }
             if let Some(residual) = &plan.residual {
@@ -252,6 +259,25 @@ fn key_range(table_id: u32, scope: &KeyScope) -> Option<(Vec<u8>, Vec<u8>)> {
         }
     };
     (start < end).then_some((start, end))
+}
+
+/// The PartitionKey and RowKey text of a stored key of table `table_id`.
+fn split(table_id: u32, engine_key: &[u8]) -> Result<(&str, &str)> {
+    row::split_key(engine_key).ok_or_else(|| {
+        row::corrupt(
+            table_id,
+            engine_key,
+            crate::codec::CodecError::MissingSeparator { offset: 0 },
+        )
+    })
+}
+
+/// Whether `filter` compares PartitionKey or RowKey.
+fn reads_keys(filter: &Filter) -> bool {
+    filter
+        .fields()
+        .iter()
+        .any(|field| matches!(field, Field::PartitionKey | Field::RowKey))
 }
 
 /// The PartitionKey of an equality, if a stored key can have it (else nothing matches).
