@@ -98,6 +98,32 @@ fn engine_crash_keeps_exactly_the_synced_batches() {
 }
 
 #[test]
+fn engine_damaged_synced_wal_record_is_corruption_not_a_torn_tail() {
+    let storage = Arc::new(FaultyStorage::new());
+    let opts = Options {
+        memtable_bytes: 1 << 20,
+        ..options()
+    };
+    let engine = Engine::open_with_storage(storage.clone(), opts.clone()).unwrap();
+    for i in 0..3 {
+        engine.write(&batch(i), Durability::Sync).unwrap();
+    }
+    drop(engine);
+    let image = storage.live_image();
+    let at = image
+        .windows(b"value-0".len())
+        .position(|w| w == b"value-0")
+        .unwrap() as u64;
+    assert!(storage.flip_bit(at, 0));
+    // Later frames claim the damaged one was synced: losing it silently would drop acknowledged
+    // batches, so the open must fail and name the damaged frame's offset.
+    match Engine::open_with_storage(storage, opts) {
+        Err(Error::Corruption { offset, .. }) => assert!(offset <= at, "offset {offset} > {at}"),
+        other => panic!("expected corruption, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
 fn engine_torn_write_at_every_offset_keeps_every_earlier_batch() {
     for keep in (0..200).step_by(7) {
         let storage = Arc::new(FaultyStorage::new());

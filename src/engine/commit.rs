@@ -13,12 +13,12 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::batch::decode_ops;
-use super::file::{Extent, WalSegmentRef};
+use super::file::WalSegmentRef;
 use super::inner::{Frozen, Inner};
 use super::limits::{MAX_BATCH_BYTES, MAX_GROUP_BATCHES, MAX_GROUP_BYTES, WAL_SEGMENT_MIN_BYTES};
 use super::memtable::Memtable;
 use super::version::ReadView;
-use super::wal::{WalRecord, WalWriter, encode_record};
+use super::wal::{WalRecord, WalWriter};
 use super::{Durability, Error, Result, Seq, WriteBatch};
 
 /// Frozen memtables above which writers are slowed down.
@@ -44,6 +44,8 @@ pub struct WriterState {
     pub wal: Option<WalWriter>,
     /// Size of the next segment (doubles up to the maximum).
     pub next_segment_len: u64,
+    /// The frames of the group being committed (kept to reuse its allocation).
+    pub frames: Vec<u8>,
 }
 
 impl WriterState {
@@ -52,6 +54,7 @@ impl WriterState {
         Self {
             wal: None,
             next_segment_len: WAL_SEGMENT_MIN_BYTES,
+            frames: Vec::new(),
         }
     }
 }
@@ -157,35 +160,12 @@ impl Inner {
             return Err(Error::Poisoned { cause });
         }
         let first_seq = self.last_seq() + 1;
-        let frames = |segment_id: u64| {
-            let mut out = Vec::new();
-            let mut seq = first_seq;
-            for member in group {
-                encode_record(
-                    segment_id,
-                    &WalRecord {
-                        seq,
-                        payload: &member.payload,
-                    },
-                    &mut out,
-                );
-                seq += member.ops;
-            }
-            out
-        };
-        let wal = writer.wal.as_ref().ok_or(Error::ReadOnly)?;
-        let mut image = frames(wal.segment().id);
-        if !self.append(writer, &image)? {
-            self.rotate(writer, image.len() as u64, true)?;
-            let id = writer.wal.as_ref().ok_or(Error::ReadOnly)?.segment().id;
-            image = frames(id);
-            if !self.append(writer, &image)? {
-                return Err(Error::InvalidArgument(format!(
-                    "a group of {} bytes does not fit in a fresh WAL segment",
-                    image.len()
-                )));
-            }
+        let mut image = std::mem::take(&mut writer.frames);
+        let appended = self.append_group(writer, group, first_seq, &mut image);
+        if image.capacity() <= MAX_GROUP_BYTES {
+            writer.frames = image;
         }
+        appended?;
         if group.iter().any(|member| member.sync) {
             self.sync("sync WAL")?;
             if let Some(wal) = writer.wal.as_mut() {
@@ -209,6 +189,42 @@ impl Inner {
         Ok(seqs)
     }
 
+    /// Frames the group for the current segment (each frame carrying the writer's durability
+    /// watermark) and appends it in one write, moving to a fresh segment when it does not fit.
+    fn append_group(
+        &self,
+        writer: &mut WriterState,
+        group: &[Arc<Pending>],
+        first_seq: Seq,
+        image: &mut Vec<u8>,
+    ) -> Result<()> {
+        let frame = |wal: &WalWriter, image: &mut Vec<u8>| {
+            image.clear();
+            let mut seq = first_seq;
+            for member in group {
+                let record = WalRecord {
+                    seq,
+                    payload: &member.payload,
+                };
+                wal.encode(&record, image);
+                seq += member.ops;
+            }
+        };
+        frame(writer.wal.as_ref().ok_or(Error::ReadOnly)?, image);
+        if self.append(writer, image)? {
+            return Ok(());
+        }
+        self.rotate(writer, image.len() as u64, true)?;
+        frame(writer.wal.as_ref().ok_or(Error::ReadOnly)?, image);
+        if self.append(writer, image)? {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "a group of {} bytes does not fit in a fresh WAL segment",
+            image.len()
+        )))
+    }
+
     fn append(&self, writer: &mut WriterState, image: &[u8]) -> Result<bool> {
         let wal = writer.wal.as_mut().ok_or(Error::ReadOnly)?;
         let fitted = wal.append(&*self.storage, image)?;
@@ -227,15 +243,20 @@ impl Inner {
         if !grow {
             writer.next_segment_len = WAL_SEGMENT_MIN_BYTES;
         }
-        // Replay requires every segment but the last to end with a seal.
+        // Replay requires every segment but the last to end with a seal, so the seal must be
+        // durable before a superblock listing a later segment can be (the disk may reorder
+        // unsynced writes).
         if let Some(wal) = writer.wal.as_mut() {
-            wal.seal(&*self.storage).map_err(|err| self.poisoned(err))?;
+            wal.seal(&*self.storage)
+                .and_then(|()| self.sync("sync sealed WAL segment"))
+                .map_err(|err| self.poisoned(err))?;
         }
         let len = writer
             .next_segment_len
             .max(WalWriter::segment_len_for(min_len));
+        // A reused extent keeps its stale bytes: frames of an earlier segment carry another
+        // id and anything else fails its CRC, so replay ends cleanly where our frames end.
         let extent = self.allocate(len);
-        self.zero_stale(extent)?;
         let mut meta = self.meta.lock();
         let segment = WalSegmentRef {
             extent,
@@ -250,22 +271,6 @@ impl Inner {
                 .wal_segment_max_bytes
                 .max(WAL_SEGMENT_MIN_BYTES),
         );
-        Ok(())
-    }
-
-    /// Zeroes the part of a reused extent that lies inside the file, so stale bytes of an
-    /// earlier SST or segment never look like a torn record in the middle of the log.
-    fn zero_stale(&self, extent: Extent) -> Result<()> {
-        let file_len = self
-            .storage
-            .len()
-            .map_err(super::inner::io("read file length"))?;
-        let stale = file_len.min(extent.end()).saturating_sub(extent.offset);
-        if stale > 0 {
-            let zeros = vec![0u8; usize::try_from(stale).unwrap_or(usize::MAX)];
-            self.write_at(&zeros, extent.offset, "zero WAL segment")
-                .map_err(|err| self.poisoned(err))?;
-        }
         Ok(())
     }
 
