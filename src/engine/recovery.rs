@@ -129,9 +129,9 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         .map(|sst| sst.props.max_seq)
         .chain(manifest.range_tombstones.iter().map(|t| t.seq))
         .fold(sb.flushed_seq, Seq::max);
-    let end = replay(&*storage, &sb.wal_segments, &mut |seq, payload| {
+    let end = replay(&*storage, &sb.wal_segments, &mut |seq, payload, offset| {
         let ops = decode_ops(payload).map_err(|err| Error::Corruption {
-            offset: 0,
+            offset,
             what: format!("WAL record with seq {seq} holds a bad batch: {err}"),
         })?;
         if seq > sb.flushed_seq {

@@ -99,3 +99,46 @@ fn scan_prefix<'k>(
     upper.push(last + 1);
     (end <= upper.as_slice()).then_some(prefix)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[derive(Debug)]
+    struct UpToSlash;
+
+    impl PrefixExtractor for UpToSlash {
+        fn prefix<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+            let i = key.iter().position(|&b| b == b'/')?;
+            key.get(..=i)
+        }
+    }
+
+    #[test]
+    fn scan_prefix_is_found_only_when_the_whole_range_shares_it() {
+        fn p<'k>(start: &'k [u8], end: &[u8]) -> Option<&'k [u8]> {
+            scan_prefix(&UpToSlash, start, end)
+        }
+        assert_eq!(p(b"a/", b"a0"), Some(&b"a/"[..]));
+        assert_eq!(p(b"a/x", b"a/y"), Some(&b"a/"[..]));
+        assert_eq!(p(b"a/", b"a1"), None);
+        assert_eq!(p(b"a/", b"b"), None);
+        assert_eq!(p(b"a", b"a0"), None);
+        assert_eq!(p(b"a\xff/", b"a\xff0"), Some(&b"a\xff/"[..]));
+    }
+
+    #[test]
+    fn scan_prefix_of_trailing_ff_bytes_increments_the_last_other_byte() {
+        #[derive(Debug)]
+        struct Two;
+        impl PrefixExtractor for Two {
+            fn prefix<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+                key.get(..2)
+            }
+        }
+        assert_eq!(scan_prefix(&Two, b"a\xffz", b"b"), Some(&b"a\xff"[..]));
+        assert_eq!(scan_prefix(&Two, b"a\xffz", b"b\x00"), None);
+        assert_eq!(scan_prefix(&Two, b"\xff\xff", b"\xff\xff\xff"), None);
+    }
+}

@@ -30,7 +30,7 @@ use crate::engine::{Error, Result};
 /// assert!(wal.append_records(&disk, &group)?);
 /// wal.sync(&disk)?;
 /// let mut seqs = Vec::new();
-/// let end = replay(&disk, &[segment], &mut |seq, _payload| Ok(seqs.push(seq)))?;
+/// let end = replay(&disk, &[segment], &mut |seq, _payload, _at| Ok(seqs.push(seq)))?;
 /// assert_eq!((seqs, end.pos), (vec![1, 2], wal.pos()));
 /// # Ok::<(), strata::engine::Error>(())
 /// ```
