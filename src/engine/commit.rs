@@ -275,7 +275,7 @@ impl Inner {
         meta.sb.next_segment_id += 1;
         meta.sb.wal_segments.push(segment);
         self.commit_superblock(&mut meta)?;
-        writer.wal = Some(WalWriter::new(segment, 0));
+        writer.wal = Some(WalWriter::fresh(segment));
         writer.next_segment_len = extent.len.saturating_mul(2).min(
             self.options
                 .wal_segment_max_bytes

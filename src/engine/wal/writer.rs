@@ -61,6 +61,17 @@ impl WalWriter {
         }
     }
 
+    /// A writer for a segment whose id was never used before (just allocated and listed in a
+    /// durable superblock): no frame of it can exist yet, so the first write skips the resume
+    /// check that would read (and maybe clear) the whole extent.
+    #[must_use]
+    pub fn fresh(segment: WalSegmentRef) -> Self {
+        Self {
+            prepared: true,
+            ..Self::new(segment, 0)
+        }
+    }
+
     /// Writes the already-framed `frames` (see `encode_record`) at the tail in one write, or,
     /// when they do not fit in the segment (leaving room for a seal), writes a seal instead and
     /// returns `Ok(false)`: the caller moves to a new segment and re-frames for its id.
