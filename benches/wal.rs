@@ -93,7 +93,7 @@ fn wal(c: &mut Criterion) {
     group.bench_function("replay_4mib_segment", |b| {
         b.iter(|| {
             let mut count = 0u64;
-            replay(&storage, &[full], &mut |_, p| {
+            replay(&storage, &[full], &mut |_, p, _| {
                 count += p.len() as u64;
                 Ok(())
             })

@@ -29,7 +29,7 @@ fn replay_all(
     segs: &[WalSegmentRef],
 ) -> strata::engine::Result<(Replayed, WalReplayEnd)> {
     let mut got = Vec::new();
-    let end = replay(s, segs, &mut |seq, p| {
+    let end = replay(s, segs, &mut |seq, p, _at| {
         got.push((seq, p.to_vec()));
         Ok(())
     })?;

@@ -106,9 +106,9 @@ pub fn check_storage(shared: &Arc<dyn Storage>) -> Result<CheckReport> {
             report.entries += entries;
         }
     }
-    replay(storage, &sb.wal_segments, &mut |seq, payload| {
+    replay(storage, &sb.wal_segments, &mut |seq, payload, offset| {
         decode_ops(payload).map_err(|err| Error::Corruption {
-            offset: 0,
+            offset,
             what: format!("WAL record with seq {seq} holds a bad batch: {err}"),
         })?;
         report.wal_records += 1;

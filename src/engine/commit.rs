@@ -13,18 +13,19 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::batch::decode_ops;
-use super::file::{Extent, WalSegmentRef};
+use super::file::WalSegmentRef;
 use super::inner::{Frozen, Inner};
 use super::limits::{MAX_BATCH_BYTES, MAX_GROUP_BATCHES, MAX_GROUP_BYTES, WAL_SEGMENT_MIN_BYTES};
 use super::memtable::Memtable;
 use super::version::ReadView;
-use super::wal::{WalRecord, WalWriter, encode_record};
+use super::wal::{WalRecord, WalWriter};
 use super::{Durability, Error, Result, Seq, WriteBatch};
 
 /// Frozen memtables above which writers are slowed down.
-const FROZEN_SLOWDOWN: usize = 2;
-/// Frozen memtables above which writers wait for the flush (bounds memory).
-const FROZEN_LIMIT: usize = 4;
+const FROZEN_SLOWDOWN: usize = 1;
+/// Frozen memtables at which writers flush them themselves (bounds memtable memory to
+/// `FROZEN_LIMIT + 1` memtables).
+const FROZEN_LIMIT: usize = 2;
 /// Delay per L0 SST (or frozen memtable) over the slowdown threshold.
 const SLOWDOWN_STEP: Duration = Duration::from_micros(200);
 
@@ -44,6 +45,8 @@ pub struct WriterState {
     pub wal: Option<WalWriter>,
     /// Size of the next segment (doubles up to the maximum).
     pub next_segment_len: u64,
+    /// The frames of the group being committed (kept to reuse its allocation).
+    pub frames: Vec<u8>,
 }
 
 impl WriterState {
@@ -52,6 +55,7 @@ impl WriterState {
         Self {
             wal: None,
             next_segment_len: WAL_SEGMENT_MIN_BYTES,
+            frames: Vec::new(),
         }
     }
 }
@@ -68,9 +72,12 @@ impl Inner {
             )));
         }
         if batch.is_empty() {
+            if durability == Durability::Sync {
+                self.sync_wal()?;
+            }
             return Ok(self.last_seq());
         }
-        self.slow_down();
+        self.slow_down()?;
         let mut payload = Vec::with_capacity(batch.size());
         batch.encode(&mut payload);
         self.counters
@@ -111,28 +118,34 @@ impl Inner {
         }
     }
 
-    /// Slows writers smoothly as L0 or the flush backlog grows; waits only when frozen
-    /// memtables would exceed their memory bound.
-    fn slow_down(&self) {
-        let trigger = self.options.l0_compaction_trigger.max(1);
-        for _ in 0..1000 {
-            let l0 = self.view.read().version.levels.first().map_or(0, Vec::len);
-            let frozen = self.frozen.lock().len();
-            if frozen < FROZEN_LIMIT {
-                let excess =
-                    l0.saturating_sub(2 * trigger) + frozen.saturating_sub(FROZEN_SLOWDOWN);
-                if excess > 0 {
-                    std::thread::sleep(
-                        SLOWDOWN_STEP * u32::try_from(excess).unwrap_or(u32::MAX).min(50),
-                    );
-                }
-                return;
-            }
-            if !self.options.background_compaction {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
+    /// Makes every acknowledged `Buffered` batch durable with one WAL sync (what an empty
+    /// `Sync` batch asks for): cheaper than a flush, which writes an SST.
+    fn sync_wal(&self) -> Result<()> {
+        let mut writer = self.writer.lock();
+        if let Some(wal) = writer.wal.as_mut() {
+            self.sync("sync WAL").map_err(|err| self.poisoned(err))?;
+            wal.mark_synced();
         }
+        Ok(())
+    }
+
+    /// Slows writers smoothly as L0 or the flush backlog grows. When frozen memtables reach
+    /// their memory bound, the writer flushes them itself rather than wait for a background
+    /// thread that may be busy with a long compaction.
+    fn slow_down(&self) -> Result<()> {
+        let trigger = self.options.l0_compaction_trigger.max(1);
+        let l0 = self.view.read().version.levels.first().map_or(0, Vec::len);
+        let frozen = self.frozen.lock().len();
+        if frozen >= FROZEN_LIMIT && self.options.background_compaction {
+            // Whoever holds the lock is flushing already; waiting for it is the bound.
+            let _guard = self.flushing.lock();
+            return self.flush_frozen();
+        }
+        let excess = l0.saturating_sub(2 * trigger) + frozen.saturating_sub(FROZEN_SLOWDOWN);
+        if excess > 0 {
+            std::thread::sleep(SLOWDOWN_STEP * u32::try_from(excess).unwrap_or(u32::MAX).min(50));
+        }
+        Ok(())
     }
 
     fn take_group(&self) -> Vec<Arc<Pending>> {
@@ -157,35 +170,12 @@ impl Inner {
             return Err(Error::Poisoned { cause });
         }
         let first_seq = self.last_seq() + 1;
-        let frames = |segment_id: u64| {
-            let mut out = Vec::new();
-            let mut seq = first_seq;
-            for member in group {
-                encode_record(
-                    segment_id,
-                    &WalRecord {
-                        seq,
-                        payload: &member.payload,
-                    },
-                    &mut out,
-                );
-                seq += member.ops;
-            }
-            out
-        };
-        let wal = writer.wal.as_ref().ok_or(Error::ReadOnly)?;
-        let mut image = frames(wal.segment().id);
-        if !self.append(writer, &image)? {
-            self.rotate(writer, image.len() as u64, true)?;
-            let id = writer.wal.as_ref().ok_or(Error::ReadOnly)?.segment().id;
-            image = frames(id);
-            if !self.append(writer, &image)? {
-                return Err(Error::InvalidArgument(format!(
-                    "a group of {} bytes does not fit in a fresh WAL segment",
-                    image.len()
-                )));
-            }
+        let mut image = std::mem::take(&mut writer.frames);
+        let appended = self.append_group(writer, group, first_seq, &mut image);
+        if image.capacity() <= MAX_GROUP_BYTES {
+            writer.frames = image;
         }
+        appended?;
         if group.iter().any(|member| member.sync) {
             self.sync("sync WAL")?;
             if let Some(wal) = writer.wal.as_mut() {
@@ -209,6 +199,42 @@ impl Inner {
         Ok(seqs)
     }
 
+    /// Frames the group for the current segment (each frame carrying the writer's durability
+    /// watermark) and appends it in one write, moving to a fresh segment when it does not fit.
+    fn append_group(
+        &self,
+        writer: &mut WriterState,
+        group: &[Arc<Pending>],
+        first_seq: Seq,
+        image: &mut Vec<u8>,
+    ) -> Result<()> {
+        let frame = |wal: &WalWriter, image: &mut Vec<u8>| {
+            image.clear();
+            let mut seq = first_seq;
+            for member in group {
+                let record = WalRecord {
+                    seq,
+                    payload: &member.payload,
+                };
+                wal.encode(&record, image);
+                seq += member.ops;
+            }
+        };
+        frame(writer.wal.as_ref().ok_or(Error::ReadOnly)?, image);
+        if self.append(writer, image)? {
+            return Ok(());
+        }
+        self.rotate(writer, image.len() as u64, true)?;
+        frame(writer.wal.as_ref().ok_or(Error::ReadOnly)?, image);
+        if self.append(writer, image)? {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "a group of {} bytes does not fit in a fresh WAL segment",
+            image.len()
+        )))
+    }
+
     fn append(&self, writer: &mut WriterState, image: &[u8]) -> Result<bool> {
         let wal = writer.wal.as_mut().ok_or(Error::ReadOnly)?;
         let fitted = wal.append(&*self.storage, image)?;
@@ -227,15 +253,20 @@ impl Inner {
         if !grow {
             writer.next_segment_len = WAL_SEGMENT_MIN_BYTES;
         }
-        // Replay requires every segment but the last to end with a seal.
+        // Replay requires every segment but the last to end with a seal, so the seal must be
+        // durable before a superblock listing a later segment can be (the disk may reorder
+        // unsynced writes).
         if let Some(wal) = writer.wal.as_mut() {
-            wal.seal(&*self.storage).map_err(|err| self.poisoned(err))?;
+            wal.seal(&*self.storage)
+                .and_then(|()| self.sync("sync sealed WAL segment"))
+                .map_err(|err| self.poisoned(err))?;
         }
         let len = writer
             .next_segment_len
             .max(WalWriter::segment_len_for(min_len));
+        // A reused extent keeps its stale bytes: frames of an earlier segment carry another
+        // id and anything else fails its CRC, so replay ends cleanly where our frames end.
         let extent = self.allocate(len);
-        self.zero_stale(extent)?;
         let mut meta = self.meta.lock();
         let segment = WalSegmentRef {
             extent,
@@ -244,28 +275,12 @@ impl Inner {
         meta.sb.next_segment_id += 1;
         meta.sb.wal_segments.push(segment);
         self.commit_superblock(&mut meta)?;
-        writer.wal = Some(WalWriter::new(segment, 0));
+        writer.wal = Some(WalWriter::fresh(segment));
         writer.next_segment_len = extent.len.saturating_mul(2).min(
             self.options
                 .wal_segment_max_bytes
                 .max(WAL_SEGMENT_MIN_BYTES),
         );
-        Ok(())
-    }
-
-    /// Zeroes the part of a reused extent that lies inside the file, so stale bytes of an
-    /// earlier SST or segment never look like a torn record in the middle of the log.
-    fn zero_stale(&self, extent: Extent) -> Result<()> {
-        let file_len = self
-            .storage
-            .len()
-            .map_err(super::inner::io("read file length"))?;
-        let stale = file_len.min(extent.end()).saturating_sub(extent.offset);
-        if stale > 0 {
-            let zeros = vec![0u8; usize::try_from(stale).unwrap_or(usize::MAX)];
-            self.write_at(&zeros, extent.offset, "zero WAL segment")
-                .map_err(|err| self.poisoned(err))?;
-        }
         Ok(())
     }
 

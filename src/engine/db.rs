@@ -87,7 +87,11 @@ impl Engine {
         // Read the sequence number first: everything at or below it is in this view's
         // memtables or SSTs, whatever flush happens in between.
         let seq = self.inner.last_seq();
-        Snapshot::new(self.inner.view(), seq)
+        Snapshot::new(
+            self.inner.view(),
+            seq,
+            self.inner.options.prefix_extractor.clone(),
+        )
     }
 
     /// Iterates live keys in `range` in ascending order at the latest sequence number.
@@ -99,15 +103,14 @@ impl Engine {
     /// Writes the memtable to an SST and makes everything durable.
     pub fn flush(&self) -> Result<()> {
         self.inner.check_writable()?;
-        let _guard = self.inner.maintenance.lock();
-        self.inner.flush_locked(false)
+        self.inner.flush(false)
     }
 
     /// Compacts everything into the last level, dropping overwritten and deleted data, then
     /// moves live data to the front of the file and truncates the free tail.
     pub fn compact(&self) -> Result<()> {
         self.inner.check_writable()?;
-        let _guard = self.inner.maintenance.lock();
+        let _guard = self.inner.compaction.lock();
         self.inner.compact_all()
     }
 
@@ -131,8 +134,7 @@ impl Engine {
         let flushed = if self.inner.read_only || self.inner.poison.lock().is_some() {
             Ok(())
         } else {
-            let _guard = self.inner.maintenance.lock();
-            self.inner.flush_locked(false)
+            self.inner.flush(false)
         };
         self.stop_background();
         self.inner.closed.store(true, Ordering::Release);

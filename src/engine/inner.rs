@@ -53,7 +53,7 @@ pub struct Counters {
 }
 
 /// Everything an open engine shares between its handle, writers and the background thread.
-/// Lock order: `maintenance` → `writer` → `meta` → `view` → `alloc`.
+/// Lock order: `compaction` → `flushing` → `writer` → `meta` → `view` → `alloc`.
 #[derive(Debug)]
 pub struct Inner {
     /// The file.
@@ -82,8 +82,11 @@ pub struct Inner {
     pub graveyard: Arc<Graveyard>,
     /// Frozen memtables, oldest first.
     pub frozen: Mutex<Vec<Frozen>>,
-    /// Serialises flushes and compactions.
-    pub maintenance: Mutex<()>,
+    /// Serialises compactions (and `compact()`); never held by a flush alone, so a long
+    /// compaction does not delay flushes.
+    pub compaction: Mutex<()>,
+    /// Serialises flushes, so frozen memtables reach L0 oldest first.
+    pub flushing: Mutex<()>,
     /// Background thread signal.
     pub bg: BgSignal,
     /// Amplification counters.
@@ -174,17 +177,21 @@ impl Inner {
         result.map_err(|err| self.poisoned(err))
     }
 
-    /// Makes `version` durable (SST images already written; manifest, sync, superblock, sync),
+    /// Makes a new version durable (SST images already written; manifest, sync, superblock, sync),
     /// then publishes it: `flushed` leaves the read view and its WAL segments are dropped,
     /// `obsolete` SSTs are released once no reader holds them, and free tail space is truncated.
+    ///
+    /// `edit` derives the new version from the current one under the superblock lock, so a
+    /// flush and a compaction that run at once both land (each edits only its own SSTs).
     pub fn install(
         &self,
-        mut version: Version,
+        edit: impl FnOnce(&Version) -> Version,
         obsolete: Vec<Arc<SstHandle>>,
         flushed: Option<&Frozen>,
     ) -> Result<()> {
-        prune_range_tombstones(&mut version);
         let mut meta = self.meta.lock();
+        let mut version = edit(&self.view.read().version);
+        prune_range_tombstones(&mut version);
         let image = version.manifest(meta.next_sst_id).encode();
         let extent = self.allocate(image.len() as u64);
         let written = self

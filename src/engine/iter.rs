@@ -164,13 +164,23 @@ pub struct RangeIter {
     end: Option<Vec<u8>>,
     read_seq: Seq,
     tombstones: Vec<RangeTombstone>,
-    last_key: Option<Vec<u8>>,
+    /// The user key of the last entry returned or skipped (only its newest version counts).
+    last_key: Vec<u8>,
+    has_last: bool,
     done: bool,
 }
 
 impl RangeIter {
-    /// Iterates `[start, end)` of `view` at `read_seq` (`end = None`: to the last key).
-    pub fn new(view: Arc<ReadView>, start: &[u8], end: Option<&[u8]>, read_seq: Seq) -> Self {
+    /// Iterates `[start, end)` of `view` at `read_seq` (`end = None`: to the last key). With
+    /// `prefix`, every key of the range starts with it: SSTs whose partition-prefix filter
+    /// rules it out are skipped.
+    pub fn new(
+        view: Arc<ReadView>,
+        start: &[u8],
+        end: Option<&[u8]>,
+        read_seq: Seq,
+        prefix: Option<&[u8]>,
+    ) -> Self {
         let empty = end.is_some_and(|end| start >= end);
         let bound = end.map_or(MAX_KEY_BOUND, |end| end);
         let mut sources: Vec<Source> = std::iter::once(&view.mem)
@@ -180,7 +190,7 @@ impl RangeIter {
         let ssts: Vec<Arc<SstHandle>> = if empty {
             Vec::new()
         } else {
-            view.version.ssts_in_range(start, end)
+            view.version.ssts_in_range(start, end, prefix)
         };
         sources.extend(ssts.iter().map(|sst| Source::Sst(sst.reader.iter(start))));
         let tombstones = view.range_tombstones(start, bound, read_seq);
@@ -189,7 +199,8 @@ impl RangeIter {
             end: end.map(<[u8]>::to_vec),
             read_seq,
             tombstones,
-            last_key: None,
+            last_key: Vec::new(),
+            has_last: false,
             done: empty,
             _view: view,
         }
@@ -212,10 +223,12 @@ impl Iterator for RangeIter {
             if self.end.as_ref().is_some_and(|end| entry.key >= *end) {
                 break;
             }
-            if entry.seq > self.read_seq || self.last_key.as_ref() == Some(&entry.key) {
+            if entry.seq > self.read_seq || (self.has_last && self.last_key == entry.key) {
                 continue;
             }
-            self.last_key = Some(entry.key.clone());
+            self.last_key.clear();
+            self.last_key.extend_from_slice(&entry.key);
+            self.has_last = true;
             let deleted = entry.kind == ValueKind::Delete
                 || self
                     .tombstones

@@ -23,6 +23,10 @@ pub enum Compression {
 
 /// Maps a key to the prefix the partition-prefix filter indexes (e.g. table id + PartitionKey),
 /// or `None` when the key has no such prefix. Keeps the engine ignorant of the key layout.
+///
+/// Prefixes must be self-delimiting: every key that starts with a prefix this returns for some
+/// key must map to that same prefix (e.g. a prefix that ends at a terminator byte). A range scan
+/// whose keys all start with one prefix relies on it to skip SSTs whose filter lacks the prefix.
 pub trait PrefixExtractor: Send + Sync + std::fmt::Debug {
     /// The prefix of `key`, which must itself be a prefix of `key`.
     fn prefix<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]>;
@@ -31,7 +35,8 @@ pub trait PrefixExtractor: Send + Sync + std::fmt::Debug {
 /// Options of [`crate::engine::Engine::open`].
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Size at which the active memtable is frozen and flushed to an SST.
+    /// Size at which the active memtable is frozen and flushed to an SST; at most three exist
+    /// at once (the active one and two frozen ones waiting for their flush).
     pub memtable_bytes: usize,
     /// Capacity of the shared block cache.
     pub block_cache_bytes: usize,
@@ -64,7 +69,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Self {
-            memtable_bytes: 16 << 20,
+            memtable_bytes: 8 << 20,
             block_cache_bytes: 16 << 20,
             block_bytes: 4 << 10,
             restart_interval: 16,

@@ -129,9 +129,9 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         .map(|sst| sst.props.max_seq)
         .chain(manifest.range_tombstones.iter().map(|t| t.seq))
         .fold(sb.flushed_seq, Seq::max);
-    let end = replay(&*storage, &sb.wal_segments, &mut |seq, payload| {
+    let end = replay(&*storage, &sb.wal_segments, &mut |seq, payload, offset| {
         let ops = decode_ops(payload).map_err(|err| Error::Corruption {
-            offset: 0,
+            offset,
             what: format!("WAL record with seq {seq} holds a bad batch: {err}"),
         })?;
         if seq > sb.flushed_seq {
@@ -169,7 +169,8 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         alloc: Mutex::new(alloc),
         graveyard,
         frozen: Mutex::new(Vec::new()),
-        maintenance: Mutex::new(()),
+        compaction: Mutex::new(()),
+        flushing: Mutex::new(()),
         bg: BgSignal::default(),
         counters: Counters::default(),
         closed: AtomicBool::new(false),
@@ -182,7 +183,7 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
 
 /// Moves the log to a fresh segment and flushes what replay recovered into an L0 SST.
 fn start_writable(inner: &Inner, fresh: bool) -> Result<()> {
-    let _guard = inner.maintenance.lock();
+    let _guard = inner.flushing.lock();
     let mut writer = inner.writer.lock();
     if fresh {
         inner.rotate(&mut writer, 0, false)?;

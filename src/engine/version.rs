@@ -127,12 +127,20 @@ impl Version {
         Ok(None)
     }
 
-    /// SSTs that may hold keys in `[start, end)` (`None`: unbounded), in newest-first order.
-    pub fn ssts_in_range(&self, start: &[u8], end: Option<&[u8]>) -> Vec<Arc<SstHandle>> {
+    /// SSTs that may hold keys in `[start, end)` (`None`: unbounded), in newest-first order;
+    /// with `prefix` (which every key of the range starts with), only those whose
+    /// partition-prefix filter may hold it.
+    pub fn ssts_in_range(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        prefix: Option<&[u8]>,
+    ) -> Vec<Arc<SstHandle>> {
         self.ssts()
             .filter(|sst| {
                 end.is_none_or(|end| sst.meta.props.min_key.as_slice() < end)
                     && start <= sst.meta.props.max_key.as_slice()
+                    && prefix.is_none_or(|p| sst.reader.may_contain_prefix(p))
             })
             .cloned()
             .collect()

@@ -33,8 +33,11 @@ impl Inner {
     /// Flushes frozen memtables, then compacts while any level is over its budget.
     /// Runs on the background thread, or inline in writers without one.
     pub fn maintain(&self) -> Result<()> {
-        let _guard = self.maintenance.lock();
-        self.flush_frozen()?;
+        {
+            let _guard = self.flushing.lock();
+            self.flush_frozen()?;
+        }
+        let _guard = self.compaction.lock();
         while let Some(job) = pick(&self.view().version, &self.options) {
             self.run_compaction(&job)?;
         }
@@ -42,8 +45,9 @@ impl Inner {
     }
 
     /// Freezes a non-empty memtable (or, with `force`, even an empty one, to move the WAL to a
-    /// fresh segment) and flushes every frozen memtable. Caller holds `maintenance`.
-    pub fn flush_locked(&self, force: bool) -> Result<()> {
+    /// fresh segment) and flushes every frozen memtable.
+    pub fn flush(&self, force: bool) -> Result<()> {
+        let _guard = self.flushing.lock();
         {
             let mut writer = self.writer.lock();
             if force || !self.view.read().mem.is_empty() {
@@ -53,7 +57,7 @@ impl Inner {
         self.flush_frozen()
     }
 
-    /// Writes every frozen memtable to an L0 SST, oldest first. Caller holds `maintenance`.
+    /// Writes every frozen memtable to an L0 SST, oldest first. Caller holds `flushing`.
     pub fn flush_frozen(&self) -> Result<()> {
         loop {
             let Some(frozen) = self.frozen.lock().first().cloned() else {
@@ -71,20 +75,23 @@ impl Inner {
                 split: false,
             };
             let outputs = self.write_ssts(entries.map(Ok), 0, rules, &[])?;
-            let mut version = Version::clone(&self.view().version);
-            if let Some(l0) = version.levels.first_mut() {
-                for sst in outputs {
-                    l0.insert(0, sst);
+            let edit = |current: &Version| {
+                let mut version = current.clone();
+                if let Some(l0) = version.levels.first_mut() {
+                    for sst in outputs {
+                        l0.insert(0, sst);
+                    }
                 }
-            }
-            version
-                .range_tombstones
-                .extend(frozen.mem.range_tombstones());
-            self.install(version, Vec::new(), Some(&frozen))?;
+                version
+                    .range_tombstones
+                    .extend(frozen.mem.range_tombstones());
+                version
+            };
+            self.install(edit, Vec::new(), Some(&frozen))?;
         }
     }
 
-    /// Runs one compaction job and commits its result.
+    /// Runs one compaction job and commits its result. Caller holds `compaction`.
     pub fn run_compaction(&self, job: &CompactionJob) -> Result<()> {
         let current = Arc::clone(&self.view().version);
         let sources = job
@@ -101,16 +108,19 @@ impl Inner {
             },
             &current.range_tombstones,
         )?;
-        let mut version = Version::clone(&current);
-        for level in &mut version.levels {
-            level.retain(|sst| !job.inputs.iter().any(|input| Arc::ptr_eq(sst, input)));
-        }
-        if let Some(level) = version.levels.get_mut(job.output_level) {
-            level.extend(outputs);
-            level.sort_by(|a, b| a.meta.props.min_key.cmp(&b.meta.props.min_key));
-        }
         drop(current);
-        self.install(version, job.inputs.clone(), None)
+        let edit = |current: &Version| {
+            let mut version = current.clone();
+            for level in &mut version.levels {
+                level.retain(|sst| !job.inputs.iter().any(|input| Arc::ptr_eq(sst, input)));
+            }
+            if let Some(level) = version.levels.get_mut(job.output_level) {
+                level.extend(outputs);
+                level.sort_by(|a, b| a.meta.props.min_key.cmp(&b.meta.props.min_key));
+            }
+            version
+        };
+        self.install(edit, job.inputs.clone(), None)
     }
 
     /// Writes the newest version of each key of `entries` (internal order) into SSTs of
@@ -198,9 +208,9 @@ impl Inner {
     }
 
     /// Compacts everything into the last level, then moves SSTs out of the file's tail so the
-    /// file can shrink. Caller holds `maintenance`.
+    /// file can shrink. Caller holds `compaction`.
     pub fn compact_all(&self) -> Result<()> {
-        self.flush_locked(false)?;
+        self.flush(false)?;
         let inputs: Vec<Arc<SstHandle>> = self.view().version.ssts().cloned().collect();
         if !inputs.is_empty() {
             let job = CompactionJob {
@@ -213,8 +223,8 @@ impl Inner {
         // Drop the WAL segment allocated before the compaction (likely mid-file), then move
         // SSTs down into the holes the compaction left.
         // The first switch frees the old segment; the second can then land in the lowest hole.
-        self.flush_locked(true)?;
-        self.flush_locked(true)?;
+        self.flush(true)?;
+        self.flush(true)?;
         self.relocate_tail()
     }
 
@@ -225,7 +235,6 @@ impl Inner {
         let mut by_offset: Vec<Arc<SstHandle>> = current.ssts().cloned().collect();
         by_offset.sort_by_key(|sst| std::cmp::Reverse(sst.meta.extent.offset));
         let mut moved = Vec::new();
-        let mut version = Version::clone(&current);
         for sst in by_offset {
             let target = self.allocate(sst.meta.len);
             if target.offset >= sst.meta.extent.offset {
@@ -250,16 +259,23 @@ impl Inner {
                 ..sst.meta.clone()
             };
             let handle = Arc::new(SstHandle::new(meta, reader, Arc::clone(&self.graveyard)));
-            for level in &mut version.levels {
-                for slot in level.iter_mut().filter(|slot| Arc::ptr_eq(slot, &sst)) {
-                    *slot = Arc::clone(&handle);
-                }
-            }
-            moved.push(sst);
+            moved.push((sst, handle));
         }
         drop(current);
         if !moved.is_empty() {
-            self.install(version, moved, None)?;
+            let edit = |current: &Version| {
+                let mut version = current.clone();
+                for (old, new) in &moved {
+                    for level in &mut version.levels {
+                        for slot in level.iter_mut().filter(|slot| Arc::ptr_eq(slot, old)) {
+                            *slot = Arc::clone(new);
+                        }
+                    }
+                }
+                version
+            };
+            let obsolete = moved.iter().map(|(old, _)| Arc::clone(old)).collect();
+            self.install(edit, obsolete, None)?;
         }
         self.truncate_tail()
     }

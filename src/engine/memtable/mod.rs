@@ -1,6 +1,7 @@
 //! The in-memory sorted write buffer: a concurrent skip list of internal keys
 //! (user key ascending, seq descending) plus the range tombstones written since the last flush.
 
+use std::borrow::Borrow;
 use std::cmp::Reverse;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -21,6 +22,63 @@ struct MemKey {
     user_key: Vec<u8>,
     seq: Reverse<Seq>,
 }
+
+/// A view of an internal key, so lookups can compare a borrowed probe with the stored keys
+/// without building an owned key (no allocation per `get`).
+trait KeyView {
+    fn user_key(&self) -> &[u8];
+    fn seq(&self) -> Seq;
+}
+
+impl KeyView for MemKey {
+    fn user_key(&self) -> &[u8] {
+        &self.user_key
+    }
+    fn seq(&self) -> Seq {
+        self.seq.0
+    }
+}
+
+/// A borrowed internal key to search for.
+struct Probe<'a> {
+    user_key: &'a [u8],
+    seq: Seq,
+}
+
+impl KeyView for Probe<'_> {
+    fn user_key(&self) -> &[u8] {
+        self.user_key
+    }
+    fn seq(&self) -> Seq {
+        self.seq
+    }
+}
+
+impl<'a> Borrow<dyn KeyView + 'a> for MemKey {
+    fn borrow(&self) -> &(dyn KeyView + 'a) {
+        self
+    }
+}
+
+/// The same order as `MemKey`'s: user key ascending, then sequence number descending.
+impl Ord for dyn KeyView + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.user_key()
+            .cmp(other.user_key())
+            .then_with(|| other.seq().cmp(&self.seq()))
+    }
+}
+impl PartialOrd for dyn KeyView + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for dyn KeyView + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for dyn KeyView + '_ {}
 
 #[derive(Debug, Clone)]
 struct MemValue {
@@ -92,11 +150,13 @@ impl Memtable {
     /// The newest entry for `key` with `seq <= read_seq`.
     #[must_use]
     pub fn get(&self, key: &[u8], read_seq: Seq) -> Option<MemEntry> {
-        let probe = MemKey {
-            user_key: key.to_vec(),
-            seq: Reverse(read_seq),
+        let probe = Probe {
+            user_key: key,
+            seq: read_seq,
         };
-        let entry = self.map.lower_bound(Bound::Included(&probe))?;
+        let entry = self
+            .map
+            .lower_bound(Bound::Included(&probe as &dyn KeyView))?;
         (entry.key().user_key == key).then(|| to_entry(entry.key(), entry.value()))
     }
 
@@ -104,18 +164,21 @@ impl Memtable {
     /// (or strictly after the internal key `after`, when given).
     #[must_use]
     pub fn scan(&self, start: &[u8], after: Option<(&[u8], Seq)>, limit: usize) -> Vec<MemEntry> {
-        let lower = match after {
-            Some((key, seq)) => Bound::Excluded(MemKey {
-                user_key: key.to_vec(),
-                seq: Reverse(seq),
-            }),
-            None => Bound::Included(MemKey {
-                user_key: start.to_vec(),
-                seq: Reverse(Seq::MAX),
-            }),
+        let probe = match after {
+            Some((user_key, seq)) => Probe { user_key, seq },
+            None => Probe {
+                user_key: start,
+                seq: Seq::MAX,
+            },
+        };
+        let probe: &dyn KeyView = &probe;
+        let lower = if after.is_some() {
+            Bound::Excluded(probe)
+        } else {
+            Bound::Included(probe)
         };
         self.map
-            .range((lower, Bound::Unbounded))
+            .range::<dyn KeyView, _>((lower, Bound::Unbounded))
             .take(limit)
             .map(|entry| to_entry(entry.key(), entry.value()))
             .collect()

@@ -6,6 +6,6 @@ mod reader;
 mod record;
 mod writer;
 
-pub use reader::{WalReplayEnd, replay};
+pub use reader::{ApplyRecord, WalReplayEnd, replay};
 pub use record::{Frame, FrameError, WalRecord, decode_frame, decode_record, encode_record};
 pub use writer::WalWriter;

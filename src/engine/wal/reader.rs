@@ -15,7 +15,11 @@ pub struct WalReplayEnd {
     pub pos: u64,
 }
 
-/// Calls `apply(seq, payload)` for every intact record of `segments` in order.
+/// What replay calls for each intact record: `(seq, payload, file offset of its frame)`.
+pub type ApplyRecord<'a> = dyn FnMut(Seq, &[u8], u64) -> Result<()> + 'a;
+
+/// Calls `apply(seq, payload, offset)` for every intact record of `segments` in order, with
+/// the file offset of the record's frame (for errors about its payload).
 ///
 /// How the end of the log is told from damage (`Error::Corruption` names the file offset of
 /// the first bad byte position):
@@ -28,7 +32,7 @@ pub struct WalReplayEnd {
 pub fn replay(
     storage: &dyn Storage,
     segments: &[WalSegmentRef],
-    apply: &mut dyn FnMut(Seq, &[u8]) -> Result<()>,
+    apply: &mut ApplyRecord<'_>,
 ) -> Result<WalReplayEnd> {
     let file_len = storage.len().map_err(|source| Error::Io {
         op: "read file length",
@@ -49,7 +53,7 @@ pub fn replay(
                 Ok(Frame::Record {
                     record, frame_len, ..
                 }) => {
-                    apply(record.seq, record.payload)?;
+                    apply(record.seq, record.payload, offset)?;
                     pos += frame_len;
                     continue;
                 }

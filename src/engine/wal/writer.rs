@@ -30,7 +30,7 @@ use crate::engine::{Error, Result};
 /// assert!(wal.append_records(&disk, &group)?);
 /// wal.sync(&disk)?;
 /// let mut seqs = Vec::new();
-/// let end = replay(&disk, &[segment], &mut |seq, _payload| Ok(seqs.push(seq)))?;
+/// let end = replay(&disk, &[segment], &mut |seq, _payload, _at| Ok(seqs.push(seq)))?;
 /// assert_eq!((seqs, end.pos), (vec![1, 2], wal.pos()));
 /// # Ok::<(), strata::engine::Error>(())
 /// ```
@@ -58,6 +58,17 @@ impl WalWriter {
             prepared: false,
             sealed: false,
             buf: Vec::new(),
+        }
+    }
+
+    /// A writer for a segment whose id was never used before (just allocated and listed in a
+    /// durable superblock): no frame of it can exist yet, so the first write skips the resume
+    /// check that would read (and maybe clear) the whole extent.
+    #[must_use]
+    pub fn fresh(segment: WalSegmentRef) -> Self {
+        Self {
+            prepared: true,
+            ..Self::new(segment, 0)
         }
     }
 
