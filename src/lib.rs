@@ -12,3 +12,10 @@ pub mod engine;
 #[doc(hidden)]
 pub mod fuzz_targets;
 pub mod model;
+pub mod query;
+pub mod table;
+
+pub use table::{
+    Account, Batch, ContinuationToken, ETag, IfMatch, Options, Page, Query, QueryIter,
+    StoredEntity, Table, TableError, TimeSource,
+};

@@ -24,6 +24,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("key_decode", fuzz_targets::key_decode),
     ("wal_record", fuzz_targets::wal_record),
     ("open_file", fuzz_targets::open_file),
+    ("filter_parse", fuzz_targets::filter_parse),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {

@@ -1,0 +1,179 @@
+//! Table-layer benchmarks (issue 4 goals in parentheses):
+//! - `readrandom_entity`: point `get` of a warm, decoded entity (≥ 430k/s on one thread);
+//! - `fillbatch_100`: `insert` batches of 100 entities, Buffered (≥ 500,000 entities/s);
+//! - `partition_query_residual`: a 1,000-entity partition scanned with a non-key filter
+//!   (≥ 5,000,000 entities examined/s);
+//! - `table_scan_no_match`: a table scan whose filter matches nothing (≥ 5,000,000/s);
+//! - `delete_table`: drop a table of 1,000,000 entities (≤ 10 ms; set
+//!   `STRATA_BENCH_DELETE_ENTITIES` to change the size).
+//!
+//! `cargo bench --bench table`; figures go to docs/PERFORMANCE.md.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use strata::engine::Durability;
+use strata::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
+use strata::{Account, Options, Query, Table};
+
+/// A typical entity: five properties of mixed types, about 150 bytes encoded.
+fn typical(pk: &str, rk: &str, n: i32) -> Entity {
+    let mut e = Entity::new(PartitionKey::new(pk).unwrap(), RowKey::new(rk).unwrap());
+    let mut set = |name: &str, value: Value| {
+        e.set(PropertyName::new(name).unwrap(), value).unwrap();
+    };
+    set(
+        "Name",
+        Value::string(format!("customer number {n}")).unwrap(),
+    );
+    set(
+        "Email",
+        Value::string(format!("user{n}@example.com")).unwrap(),
+    );
+    set("Age", Value::Int32(n % 90));
+    set("Balance", Value::Double(f64::from(n) * 1.5));
+    set("Active", Value::Boolean(n % 2 == 0));
+    e
+}
+
+fn open() -> (tempfile::TempDir, Account) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        durability: Durability::Buffered,
+        ..Options::default()
+    };
+    let account = Account::open_with(dir.path().join("bench.strata"), options).unwrap();
+    (dir, account)
+}
+
+fn fill(table: &Table, partitions: usize, per_partition: usize) {
+    for p in 0..partitions {
+        let pk = format!("p{p:06}");
+        for chunk in 0..per_partition.div_ceil(100) {
+            let mut batch = table.batch(&pk).unwrap();
+            for i in chunk * 100..((chunk + 1) * 100).min(per_partition) {
+                let n = i32::try_from(i).unwrap();
+                batch.insert(typical(&pk, &format!("{i:08}"), n));
+            }
+            batch.submit().unwrap();
+        }
+    }
+}
+
+fn point_get(c: &mut Criterion) {
+    let (_dir, account) = open();
+    account.create_table("Bench").unwrap();
+    let table = account.table("Bench").unwrap();
+    fill(&table, 100, 1000);
+    account.engine().flush().unwrap();
+    let mut group = c.benchmark_group("table");
+    group.throughput(Throughput::Elements(1));
+    let mut i: u64 = 0;
+    group.bench_function("readrandom_entity", |b| {
+        b.iter(|| {
+            // A multiplicative hash walks the 100,000 keys in a scattered order.
+            i = i.wrapping_add(1);
+            let n = i.wrapping_mul(2_654_435_761) % 100_000;
+            let pk = format!("p{:06}", n / 1000);
+            let rk = format!("{:08}", n % 1000);
+            black_box(table.get(&pk, &rk, None).unwrap())
+        });
+    });
+    group.finish();
+}
+
+fn insert_batches(c: &mut Criterion) {
+    let (_dir, account) = open();
+    account.create_table("Bench").unwrap();
+    let table = account.table("Bench").unwrap();
+    let next = AtomicU64::new(0);
+    let mut group = c.benchmark_group("table");
+    group.throughput(Throughput::Elements(100));
+    group.bench_function("fillbatch_100", |b| {
+        b.iter_batched(
+            || {
+                let batch_no = next.fetch_add(1, Ordering::Relaxed);
+                let pk = format!("p{batch_no:08}");
+                let entities: Vec<Entity> = (0..100)
+                    .map(|i| typical(&pk, &format!("{i:04}"), i))
+                    .collect();
+                (pk, entities)
+            },
+            |(pk, entities)| {
+                let mut batch = table.batch(&pk).unwrap();
+                for e in entities {
+                    batch.insert(e);
+                }
+                batch.submit().unwrap()
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
+fn scans(c: &mut Criterion) {
+    let (_dir, account) = open();
+    account.create_table("Bench").unwrap();
+    let table = account.table("Bench").unwrap();
+    fill(&table, 100, 1000);
+    account.compact().unwrap();
+    let mut group = c.benchmark_group("table");
+    group.throughput(Throughput::Elements(1000));
+    let partition = Query::filter("PartitionKey eq 'p000042' and Age eq 7");
+    group.bench_function("partition_query_residual", |b| {
+        b.iter(|| {
+            let page = table.query(black_box(&partition)).unwrap();
+            assert_eq!(page.entities.len(), 11);
+            page
+        });
+    });
+    group.throughput(Throughput::Elements(100_000));
+    group.sample_size(20);
+    let nothing = Query::filter("Age eq 1000");
+    group.bench_function("table_scan_no_match", |b| {
+        b.iter(|| {
+            let mut query = nothing.clone();
+            loop {
+                let page = table.query(&query).unwrap();
+                assert!(page.entities.is_empty());
+                match page.continuation {
+                    Some(token) => query.continuation = Some(token),
+                    None => break,
+                }
+            }
+        });
+    });
+    group.finish();
+}
+
+fn delete_table(c: &mut Criterion) {
+    let entities: usize = std::env::var("STRATA_BENCH_DELETE_ENTITIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let mut group = c.benchmark_group("table");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.bench_function(format!("delete_table_{entities}"), |b| {
+        b.iter_batched(
+            || {
+                let (dir, account) = open();
+                account.create_table("Doomed").unwrap();
+                fill(&account.table("Doomed").unwrap(), entities / 1000, 1000);
+                (dir, account)
+            },
+            |(dir, account)| {
+                account.delete_table("Doomed").unwrap();
+                (dir, account)
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, point_get, insert_batches, scans, delete_table);
+criterion_main!(benches);

@@ -1,0 +1,200 @@
+//! Table handles and their single-entity operations.
+
+use super::account::Account;
+use super::batch::Batch;
+use super::error::{Result, TableError};
+use super::etag::{ETag, IfMatch};
+use super::ops::{self, OpKind, Operation, Outcome};
+use super::row::{self, StoredEntity};
+use crate::codec::key;
+use crate::engine::WriteBatch;
+use crate::model::{Entity, PartitionKey, RowKey, TableName};
+
+/// A handle on one table of an [`Account`], by name: operations resolve the name when they
+/// run, so a handle outlives a delete and re-create of its table. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub(crate) account: Account,
+    pub(crate) name: TableName,
+}
+
+impl Table {
+    pub(crate) const fn new(account: Account, name: TableName) -> Self {
+        Self { account, name }
+    }
+
+    /// The table's name as given to [`Account::table`].
+    #[must_use]
+    pub const fn name(&self) -> &TableName {
+        &self.name
+    }
+
+    /// Inserts `entity`; its Timestamp is set by the account (a given one is ignored).
+    ///
+    /// # Errors
+    /// [`TableError::EntityAlreadyExists`] if the key exists, [`TableError::TableNotFound`].
+    pub fn insert(&self, entity: &Entity) -> Result<ETag> {
+        self.put(OpKind::Insert, entity)
+    }
+
+    /// Replaces every property of the stored entity with those of `entity`.
+    ///
+    /// # Errors
+    /// [`TableError::ResourceNotFound`] if it does not exist,
+    /// [`TableError::UpdateConditionNotSatisfied`] if `if_match` names another ETag.
+    pub fn replace(&self, entity: &Entity, if_match: IfMatch) -> Result<ETag> {
+        self.put(OpKind::Replace(if_match), entity)
+    }
+
+    /// Overwrites the properties of the stored entity that `entity` has, keeping the others.
+    ///
+    /// # Errors
+    /// As [`Table::replace`], plus [`TableError::TooManyProperties`] /
+    /// [`TableError::EntityTooLarge`] if the merged entity breaks a limit.
+    pub fn merge(&self, entity: &Entity, if_match: IfMatch) -> Result<ETag> {
+        self.put(OpKind::Merge(if_match), entity)
+    }
+
+    /// Inserts `entity`, or replaces the stored one (no condition).
+    ///
+    /// # Errors
+    /// [`TableError::TableNotFound`], engine failures.
+    pub fn insert_or_replace(&self, entity: &Entity) -> Result<ETag> {
+        self.put(OpKind::InsertOrReplace, entity)
+    }
+
+    /// Inserts `entity`, or merges it into the stored one (no condition).
+    ///
+    /// # Errors
+    /// As [`Table::merge`], without the ETag and existence conditions.
+    pub fn insert_or_merge(&self, entity: &Entity) -> Result<ETag> {
+        self.put(OpKind::InsertOrMerge, entity)
+    }
+
+    /// Deletes the entity `(partition_key, row_key)`.
+    ///
+    /// # Errors
+    /// Invalid keys, [`TableError::ResourceNotFound`],
+    /// [`TableError::UpdateConditionNotSatisfied`].
+    pub fn delete(&self, partition_key: &str, row_key: &str, if_match: IfMatch) -> Result<()> {
+        let entity = Entity::new(PartitionKey::new(partition_key)?, RowKey::new(row_key)?);
+        let op = Operation {
+            kind: OpKind::Delete(if_match),
+            entity: &entity,
+        };
+        self.commit(std::slice::from_ref(&op), false).map(|_| ())
+    }
+
+    /// The entity `(partition_key, row_key)`, with only the properties in `select` if given.
+    ///
+    /// # Errors
+    /// Invalid keys, [`TableError::ResourceNotFound`], [`TableError::TableNotFound`].
+    pub fn get(
+        &self,
+        partition_key: &str,
+        row_key: &str,
+        select: Option<&[&str]>,
+    ) -> Result<StoredEntity> {
+        let pk = PartitionKey::new(partition_key)?;
+        let rk = RowKey::new(row_key)?;
+        let state = self.account.inner.resolve(&self.name)?;
+        let engine_key = key::encode(state.id, &pk, &rk);
+        match self.account.inner.engine.get(&engine_key)? {
+            Some(value) => row::decode(state.id, &engine_key, pk, rk, &value, select),
+            None => Err(ops::not_found(self.name.as_str(), &pk, &rk)),
+        }
+    }
+
+    /// A batch (entity group transaction) on partition `partition_key`, committed by
+    /// [`Batch::submit`].
+    ///
+    /// # Errors
+    /// [`TableError::Model`] for an invalid PartitionKey.
+    pub fn batch(&self, partition_key: &str) -> Result<Batch> {
+        Ok(Batch::new(self.clone(), PartitionKey::new(partition_key)?))
+    }
+
+    fn put(&self, kind: OpKind, entity: &Entity) -> Result<ETag> {
+        let op = Operation { kind, entity };
+        let etags = self.commit(std::slice::from_ref(&op), false)?;
+        etags
+            .into_iter()
+            .next()
+            .flatten()
+            .ok_or_else(|| TableError::InvalidInput {
+                reason: "a write produced no ETag".to_owned(),
+            })
+    }
+
+    /// Checks and applies `ops` (all in one partition) as one engine batch, under the lock of
+    /// that partition and the table's drop gate; returns each operation's new ETag (`None` for
+    /// a delete). In a batch, an operation's error is wrapped with its index.
+    pub(crate) fn commit(
+        &self,
+        ops: &[Operation<'_>],
+        in_batch: bool,
+    ) -> Result<Vec<Option<ETag>>> {
+        let Some(first) = ops.first() else {
+            return Ok(Vec::new());
+        };
+        let inner = &*self.account.inner;
+        let state = inner.resolve(&self.name)?;
+        let dropped = state.dropped.read();
+        if *dropped {
+            return Err(TableError::TableNotFound {
+                table: self.name.as_str().to_owned(),
+            });
+        }
+        let pk = first.entity.partition_key().as_str();
+        let _partition = inner.locks.lock(state.id, pk);
+        let timestamp = inner.clock.next(&inner.engine)?;
+        let etag = ETag::from_timestamp(timestamp);
+        let mut batch = WriteBatch::new();
+        let mut etags = Vec::with_capacity(ops.len());
+        let mut engine_key = Vec::new();
+        for (index, op) in ops.iter().enumerate() {
+            engine_key.clear();
+            key::encode_into(
+                state.id,
+                op.entity.partition_key(),
+                op.entity.row_key(),
+                &mut engine_key,
+            );
+            let current = if op.kind.reads_current() {
+                inner.engine.get(&engine_key)?
+            } else {
+                None
+            };
+            let outcome = ops::apply(
+                state.name.as_str(),
+                state.id,
+                &engine_key,
+                op,
+                current.as_deref(),
+                timestamp,
+            )
+            .map_err(|source| {
+                if in_batch {
+                    TableError::BatchOperationFailed {
+                        index,
+                        source: Box::new(source),
+                    }
+                } else {
+                    source
+                }
+            })?;
+            match outcome {
+                Outcome::Put(value) => {
+                    batch.put(&engine_key, &value);
+                    etags.push(Some(etag));
+                }
+                Outcome::Delete => {
+                    batch.delete(&engine_key);
+                    etags.push(None);
+                }
+            }
+        }
+        inner.engine.write(&batch, inner.options.durability)?;
+        Ok(etags)
+    }
+}

@@ -1,0 +1,124 @@
+//! The write operations on one entity, shared by single calls and batches: condition checks
+//! against the stored row and the new stored value.
+
+use super::error::{Result, TableError};
+use super::etag::{ETag, IfMatch};
+use super::row;
+use crate::codec::property;
+use crate::model::{DateTime, Entity, PartitionKey, RowKey};
+
+/// What an operation does with the entity it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    /// Fails if the entity exists.
+    Insert,
+    /// Replaces all properties; fails if missing or the ETag differs.
+    Replace(IfMatch),
+    /// Overwrites the given properties, keeps the others; fails if missing or the ETag differs.
+    Merge(IfMatch),
+    /// Removes the entity; fails if missing or the ETag differs.
+    Delete(IfMatch),
+    /// Writes the entity whether or not it exists.
+    InsertOrReplace,
+    /// Merges into the stored entity, or inserts it.
+    InsertOrMerge,
+}
+
+impl OpKind {
+    /// Whether the operation needs the stored row to decide or build its result.
+    pub(crate) const fn reads_current(self) -> bool {
+        !matches!(self, Self::InsertOrReplace)
+    }
+}
+
+/// One operation: its kind and entity (for a delete, only the keys matter).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Operation<'a> {
+    pub(crate) kind: OpKind,
+    pub(crate) entity: &'a Entity,
+}
+
+/// The stored outcome of an operation.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// The new stored value.
+    Put(Vec<u8>),
+    /// The entity is removed.
+    Delete,
+}
+
+/// Checks `op` against the stored row `current` (`None` if absent) and builds its outcome at
+/// `timestamp`.
+pub(crate) fn apply(
+    table: &str,
+    table_id: u32,
+    engine_key: &[u8],
+    op: &Operation<'_>,
+    current: Option<&[u8]>,
+    timestamp: DateTime,
+) -> Result<Outcome> {
+    let entity = op.entity;
+    let pk = entity.partition_key();
+    let rk = entity.row_key();
+    let if_match = match op.kind {
+        OpKind::Insert => {
+            if current.is_some() {
+                return Err(TableError::EntityAlreadyExists {
+                    table: table.to_owned(),
+                    partition_key: pk.as_str().to_owned(),
+                    row_key: rk.as_str().to_owned(),
+                });
+            }
+            None
+        }
+        OpKind::Replace(if_match) | OpKind::Merge(if_match) | OpKind::Delete(if_match) => {
+            Some(if_match)
+        }
+        OpKind::InsertOrReplace | OpKind::InsertOrMerge => None,
+    };
+    if let Some(if_match) = if_match {
+        let Some(stored) = current else {
+            return Err(not_found(table, pk, rk));
+        };
+        if let IfMatch::Etag(expected) = if_match {
+            let actual = ETag::from_timestamp(row::stored_timestamp(table_id, engine_key, stored)?);
+            if actual != expected {
+                return Err(TableError::UpdateConditionNotSatisfied {
+                    table: table.to_owned(),
+                    partition_key: pk.as_str().to_owned(),
+                    row_key: rk.as_str().to_owned(),
+                    expected: expected.to_string(),
+                    current: actual.to_string(),
+                });
+            }
+        }
+    }
+    let merge_base = match (op.kind, current) {
+        (OpKind::Delete(_), _) => return Ok(Outcome::Delete),
+        (OpKind::Merge(_) | OpKind::InsertOrMerge, Some(stored)) => Some(stored),
+        _ => None,
+    };
+    let mut value = Vec::new();
+    match merge_base {
+        None => row::encode_into(entity, timestamp, &mut value),
+        Some(stored) => {
+            let mut merged = property::decode(pk.clone(), rk.clone(), stored)
+                .map_err(|source| row::corrupt(table_id, engine_key, source))?;
+            for (name, new_value) in entity.properties() {
+                merged
+                    .set(name.clone(), new_value.clone())
+                    .map_err(|error| TableError::from_model(error, pk.as_str(), rk.as_str()))?;
+            }
+            row::encode_into(&merged, timestamp, &mut value);
+        }
+    }
+    Ok(Outcome::Put(value))
+}
+
+pub(crate) fn not_found(table: &str, pk: &PartitionKey, rk: &RowKey) -> TableError {
+    TableError::ResourceNotFound {
+        table: table.to_owned(),
+        partition_key: pk.as_str().to_owned(),
+        row_key: rk.as_str().to_owned(),
+    }
+}

@@ -1,0 +1,271 @@
+//! Entity queries: plan the filter, scan only the planned key range of one snapshot, evaluate
+//! the residual on the encoded rows, decode only the matches, page with continuation tokens.
+
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::time::Instant;
+
+use super::continuation::ContinuationToken;
+use super::entities::Table;
+use super::error::{Result, TableError};
+use super::limits::{BUDGET_CHECK_INTERVAL, PAGE_MAX_ENTITIES};
+use super::row::{self, StoredEntity};
+use crate::codec::format::{KEY_SEPARATOR, TABLE_END_MARKER};
+use crate::codec::key;
+use crate::codec::property::PropertyReader;
+use crate::query::{EncodedEntity, Filter, KeyScope, Plan};
+
+/// A query of one table: `$filter`, `$select`, `$top` and where to resume.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    /// OData `$filter` text (already URL-decoded); `None` returns every entity.
+    pub filter: Option<String>,
+    /// Custom properties to return (`$select`); keys, Timestamp and ETag always come back.
+    pub select: Option<Vec<String>>,
+    /// Most entities per page (`$top`), at most 1000.
+    pub top: Option<u32>,
+    /// Where to resume, from the previous page.
+    pub continuation: Option<ContinuationToken>,
+}
+
+impl Query {
+    /// A query with this filter and nothing else.
+    #[must_use]
+    pub fn filter(text: impl Into<String>) -> Self {
+        Self {
+            filter: Some(text.into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// One page of results, in (PartitionKey, RowKey) order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Page {
+    /// The matching entities of this page.
+    pub entities: Vec<StoredEntity>,
+    /// Where the next page starts, if more entities may match. A page may be short or empty
+    /// and still carry a token (its time budget ran out).
+    pub continuation: Option<ContinuationToken>,
+}
+
+impl Table {
+    /// One page of the entities matching `query`, read from one consistent snapshot.
+    ///
+    /// # Errors
+    /// [`TableError::InvalidFilter`] for a bad `$filter`, [`TableError::OutOfRangeInput`] for
+    /// `$top` of 0, [`TableError::InvalidContinuationToken`], [`TableError::TableNotFound`].
+    pub fn query(&self, query: &Query) -> Result<Page> {
+        let started = Instant::now();
+        let filter = query.filter.as_deref().map(Filter::parse).transpose()?;
+        let limit = page_limit(query.top)?;
+        let resume = query
+            .continuation
+            .as_ref()
+            .map(ContinuationToken::keys)
+            .transpose()?;
+        let inner = &*self.account.inner;
+        let state = inner.resolve(&self.name)?;
+        let plan = Plan::new(filter.as_ref());
+        let Some((mut start, end)) = key_range(state.id, &plan.scope) else {
+            return Ok(Page::default());
+        };
+        if let Some((pk, rk)) = &resume {
+            start = start.max(key::encode(state.id, pk, rk));
+        }
+        let mut page = Page::default();
+        if start >= end {
+            return Ok(page);
+        }
+        let select: Option<Vec<&str>> = query
+            .select
+            .as_ref()
+            .map(|names| names.iter().map(String::as_str).collect());
+        let budget = inner.options.page_time_budget;
+        let snapshot = inner.engine.snapshot();
+        let mut examined: u32 = 0;
+        for item in snapshot.range(&start[..]..&end[..]) {
+            let (engine_key, value) = item?;
+            let Some((pk, rk)) = row::split_key(&engine_key) else {
+                return Err(row::corrupt(
+                    state.id,
+                    &engine_key,
+                    crate::codec::CodecError::MissingSeparator { offset: 0 },
+                ));
+            };
+            let out_of_time = examined > 0
+                && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
+                && started.elapsed() >= budget;
+            if page.entities.len() >= limit || out_of_time {
+                page.continuation = Some(ContinuationToken {
+                    next_partition_key: pk.to_owned(),
+                    next_row_key: rk.to_owned(),
+                });
+                break;
+            }
+            examined = examined.wrapping_add(1);
+            if !plan.scope.contains(pk, rk) {
+                continue;
+            }
+            if let Some(residual) = &plan.residual {
+                let row = EncodedEntity {
+                    partition_key: pk,
+                    row_key: rk,
+                    reader: PropertyReader::new(&value)
+                        .map_err(|source| row::corrupt(state.id, &engine_key, source))?,
+                };
+                let matched = residual
+                    .matches(&row)
+                    .map_err(|source| row::corrupt(state.id, &engine_key, source))?;
+                if !matched {
+                    continue;
+                }
+            }
+            let (pk, rk) = row::decode_key(state.id, &engine_key)?;
+            page.entities.push(row::decode(
+                state.id,
+                &engine_key,
+                pk,
+                rk,
+                &value,
+                select.as_deref(),
+            )?);
+        }
+        Ok(page)
+    }
+
+    /// Every entity matching `query`, following continuation tokens page by page. `top`
+    /// sets the page size; iteration ends when a page carries no token.
+    #[must_use]
+    pub fn query_all(&self, query: Query) -> QueryIter {
+        QueryIter {
+            table: self.clone(),
+            query,
+            buffer: VecDeque::new(),
+            done: false,
+        }
+    }
+}
+
+/// Iterator over all pages of a query ([`Table::query_all`]).
+#[derive(Debug)]
+pub struct QueryIter {
+    table: Table,
+    query: Query,
+    buffer: VecDeque<StoredEntity>,
+    done: bool,
+}
+
+impl Iterator for QueryIter {
+    type Item = Result<StoredEntity>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(entity) = self.buffer.pop_front() {
+                return Some(Ok(entity));
+            }
+            if self.done {
+                return None;
+            }
+            match self.table.query(&self.query) {
+                Ok(page) => {
+                    self.buffer.extend(page.entities);
+                    self.done = page.continuation.is_none();
+                    self.query.continuation = page.continuation;
+                }
+                Err(error) => {
+                    self.done = true;
+                    return Some(Err(error));
+                }
+            }
+        }
+    }
+}
+
+fn page_limit(top: Option<u32>) -> Result<usize> {
+    match top {
+        None => Ok(PAGE_MAX_ENTITIES),
+        Some(0) => Err(TableError::OutOfRangeInput {
+            reason: "$top must be at least 1".to_owned(),
+        }),
+        Some(top) => Ok(usize::try_from(top)
+            .unwrap_or(PAGE_MAX_ENTITIES)
+            .min(PAGE_MAX_ENTITIES)),
+    }
+}
+
+/// The engine key range `[start, end)` holding every key of `scope` in table `table_id`, or
+/// `None` when no key can match. Always a superset: rows are re-checked against the scope, so
+/// a bound that cannot be mapped exactly (one holding U+0000) is simply dropped.
+fn key_range(table_id: u32, scope: &KeyScope) -> Option<(Vec<u8>, Vec<u8>)> {
+    let table = key::table_prefix(table_id);
+    let with = |parts: &[&[u8]]| -> Vec<u8> {
+        let mut out = table.to_vec();
+        for part in parts {
+            out.extend_from_slice(part);
+        }
+        out
+    };
+    let table_end = with(&[&[TABLE_END_MARKER]]);
+    let (start, end) = match scope {
+        KeyScope::Empty => return None,
+        KeyScope::Table => (table.to_vec(), table_end),
+        KeyScope::Point { pk, rk } => {
+            let pk = valid_partition(pk)?;
+            let exact = with(&[pk, &[KEY_SEPARATOR], rk.as_bytes()]);
+            let next = key::successor(&exact);
+            (exact, next)
+        }
+        KeyScope::Partition { pk } => {
+            let pk = valid_partition(pk)?;
+            (
+                with(&[pk, &[KEY_SEPARATOR]]),
+                with(&[pk, &[KEY_SEPARATOR + 1]]),
+            )
+        }
+        KeyScope::RowRange { pk, start, end } => {
+            let pk = valid_partition(pk)?;
+            let start = match mappable(start) {
+                Bound::Included(rk) => with(&[pk, &[KEY_SEPARATOR], rk]),
+                Bound::Excluded(rk) => with(&[pk, &[KEY_SEPARATOR], rk, &[KEY_SEPARATOR]]),
+                Bound::Unbounded => with(&[pk, &[KEY_SEPARATOR]]),
+            };
+            let end = match mappable(end) {
+                Bound::Included(rk) => with(&[pk, &[KEY_SEPARATOR], rk, &[KEY_SEPARATOR]]),
+                Bound::Excluded(rk) => with(&[pk, &[KEY_SEPARATOR], rk]),
+                Bound::Unbounded => with(&[pk, &[KEY_SEPARATOR + 1]]),
+            };
+            (start, end)
+        }
+        KeyScope::PartitionRange { start, end } => {
+            let start = match mappable(start) {
+                Bound::Included(pk) => with(&[pk]),
+                Bound::Excluded(pk) => with(&[pk, &[KEY_SEPARATOR + 1]]),
+                Bound::Unbounded => table.to_vec(),
+            };
+            let end = match mappable(end) {
+                Bound::Included(pk) => with(&[pk, &[KEY_SEPARATOR + 1]]),
+                Bound::Excluded(pk) => with(&[pk]),
+                Bound::Unbounded => table_end.clone(),
+            };
+            (start, end.min(table_end))
+        }
+    };
+    (start < end).then_some((start, end))
+}
+
+/// The PartitionKey of an equality, if a stored key can have it (else nothing matches).
+fn valid_partition(pk: &str) -> Option<&[u8]> {
+    crate::model::PartitionKey::new(pk).ok()?;
+    Some(pk.as_bytes())
+}
+
+/// A key bound as bytes, or unbounded when it holds the separator byte and so cannot be
+/// placed exactly among encoded keys.
+fn mappable(bound: &Bound<String>) -> Bound<&[u8]> {
+    match bound {
+        Bound::Included(text) if !text.contains('\0') => Bound::Included(text.as_bytes()),
+        Bound::Excluded(text) if !text.contains('\0') => Bound::Excluded(text.as_bytes()),
+        _ => Bound::Unbounded,
+    }
+}
