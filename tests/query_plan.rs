@@ -249,3 +249,10 @@ fn scope_contains_agrees_with_bounds() {
     assert!(KeyScope::Table.contains("x", "y"));
     assert!(!KeyScope::Empty.contains("", ""));
 }
+
+#[test]
+fn key_conditions_inside_parentheses_leave_the_residual() {
+    let text = "(PartitionKey eq 'p' and (RowKey gt 'a')) and Age gt 1";
+    assert_eq!(plan(text).kind(), QueryKind::Range);
+    assert_eq!(residual(text).unwrap(), "Age gt 1");
+}

@@ -133,10 +133,8 @@ impl Plan {
             };
         };
         let pk_point = region.pk.point();
-        let conjuncts: &[Expr] = match expr {
-            Expr::And(operands) => operands,
-            other => std::slice::from_ref(other),
-        };
+        let mut conjuncts = Vec::new();
+        collect_conjuncts(expr, &mut conjuncts);
         // A plain key comparison is implied by the scope when the scope captures its key
         // exactly: the scope's PartitionKey range is always the region's; its RowKey range
         // only when the partition is a single one.
@@ -147,7 +145,7 @@ impl Plan {
                 Some(Field::RowKey) => pk_point.is_none(),
                 _ => true,
             })
-            .cloned()
+            .map(|conjunct| (*conjunct).clone())
             .collect();
         let residual = match residual.len() {
             0 => None,
@@ -169,6 +167,18 @@ impl Plan {
             KeyScope::Partition { .. } => QueryKind::PartitionScan,
             KeyScope::PartitionRange { .. } | KeyScope::Table => QueryKind::TableScan,
         }
+    }
+}
+
+/// The operands of `expr` as one flat conjunction (through parenthesised `and`s).
+fn collect_conjuncts<'e>(expr: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match expr {
+        Expr::And(operands) => {
+            for operand in operands {
+                collect_conjuncts(operand, out);
+            }
+        }
+        other => out.push(other),
     }
 }
 
