@@ -53,9 +53,18 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// The ticks of reading `seq` of a device.
+fn ticks_of(seq: u64) -> Result<i64> {
+    i64::try_from(seq)
+        .ok()
+        .and_then(|s| s.checked_mul(TICKS_PER_READING))
+        .and_then(|t| t.checked_add(FIRST_TICKS))
+        .ok_or_else(|| CliError::Usage(format!("reading {seq} is past the year 9999")))
+}
+
 /// Reading `seq` of device `dev`: a dozen typed properties.
 fn reading(dev: u64, seq: u64) -> Result<Entity> {
-    let ticks = FIRST_TICKS + i64::try_from(seq).unwrap_or(0) * TICKS_PER_READING;
+    let ticks = ticks_of(seq)?;
     let r = mix(dev << 32 | seq);
     let unit = (r % 10_000) as f64 / 10_000.0;
     let mut e = Entity::new(
@@ -136,6 +145,11 @@ fn step(title: &str, started: Instant, detail: &str) {
 /// Runs `demo`.
 pub fn run(db: Option<PathBuf>, args: &DemoArgs) -> Result<()> {
     let path = db.unwrap_or_else(|| PathBuf::from(DEFAULT_DEMO_DB));
+    if args.rows < DEVICES {
+        return Err(CliError::Usage(format!(
+            "--rows must be at least {DEVICES} (one reading per device)"
+        )));
+    }
     if path.exists() {
         std::fs::remove_file(&path).map_err(|e| CliError::io("replace", &path, e))?;
         println!("replaced the previous demo file {}", path.display());
@@ -167,7 +181,7 @@ pub fn run(db: Option<PathBuf>, args: &DemoArgs) -> Result<()> {
             args.rows as f64 / t.elapsed().as_secs_f64()
         ),
     );
-    tour(&account, &readings)?;
+    tour(&account, &readings, args.rows.div_ceil(DEVICES))?;
     export(&readings, &path)?;
     drop_table(&account, args.rows)?;
 
@@ -182,11 +196,11 @@ pub fn run(db: Option<PathBuf>, args: &DemoArgs) -> Result<()> {
 }
 
 /// Point query, RowKey range, partition scan, paged table scan, batch and log tail.
-fn tour(account: &Account, readings: &Table) -> Result<()> {
+fn tour(account: &Account, readings: &Table, per_device: u64) -> Result<()> {
     let pk = device(42);
-    let newest = row_key(FIRST_TICKS);
+    let oldest = row_key(FIRST_TICKS);
     let t = Instant::now();
-    let hit = readings.get(&pk, &newest, None)?;
+    let hit = readings.get(&pk, &oldest, None)?;
     step(
         "point query (PK + RK)",
         t,
@@ -199,19 +213,23 @@ fn tour(account: &Account, readings: &Table) -> Result<()> {
         ),
     );
 
+    // Up to 100 consecutive readings from the middle of the partition; inverted ticks make
+    // the newest of them the low end of the RowKey range.
+    let n = per_device.min(100);
+    let first_seq = (per_device - n) / 2;
     let (lo, hi) = (
-        row_key(FIRST_TICKS + 500 * TICKS_PER_READING),
-        row_key(FIRST_TICKS + 400 * TICKS_PER_READING),
+        row_key(ticks_of(first_seq + n - 1)?),
+        row_key(ticks_of(first_seq)?),
     );
     let t = Instant::now();
     let range = readings.query(&Query {
         filter: Some(format!(
-            "PartitionKey eq '{pk}' and RowKey ge '{lo}' and RowKey lt '{hi}'"
+            "PartitionKey eq '{pk}' and RowKey ge '{lo}' and RowKey le '{hi}'"
         )),
         ..Query::default()
     })?;
     step(
-        "RowKey range (100 readings)",
+        "RowKey range (consecutive readings)",
         t,
         &format!("{} entities", range.entities.len()),
     );
@@ -252,7 +270,7 @@ fn tour(account: &Account, readings: &Table) -> Result<()> {
     );
 
     let t = Instant::now();
-    let next = reading(42, u64::MAX >> 20)?;
+    let next = reading(42, per_device)?;
     let mut latest = Entity::new(PartitionKey::new(pk.clone())?, RowKey::new("latest")?);
     latest.set(
         PropertyName::new("Reading")?,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use strata::model::RowKey;
-use strata::{ContinuationToken, ETag, IfMatch, Query};
+use strata::{ContinuationToken, ETag, IfMatch, Query, TableError};
 
 use super::Global;
 use super::error::{CliError, Result};
@@ -237,6 +237,7 @@ pub fn batch(global: &Global, args: &BatchArgs) -> Result<()> {
     let table = account.table(&args.table)?;
     let mut batch = table.batch(&pk)?;
     let count = ops.len();
+    let lines: Vec<String> = ops.iter().map(|(w, ..)| w.clone()).collect();
     for (where_, op, condition, entity) in ops {
         match op.as_str() {
             "insert" => batch.insert(entity),
@@ -252,7 +253,16 @@ pub fn batch(global: &Global, args: &BatchArgs) -> Result<()> {
             }
         };
     }
-    batch.submit()?;
+    batch.submit().map_err(|err| match &err {
+        TableError::BatchOperationFailed { index, source } => {
+            let at = lines.get(*index).cloned().unwrap_or_default();
+            CliError::Data(format!(
+                "operation {index} ({at}) failed, nothing was applied: {source} [{}]",
+                source.azure_code()
+            ))
+        }
+        _ => CliError::from(err),
+    })?;
     eprintln!("applied {count} operations atomically to partition {pk:?}");
     Ok(())
 }

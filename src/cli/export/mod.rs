@@ -52,14 +52,12 @@ impl ExportFormat {
 /// Arguments of `export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The table (omit with --all-tables).
-    #[arg(required_unless_present = "all_tables")]
-    table: Option<String>,
-    /// Output file, or a directory with --all-tables (one TABLE.EXT file per table).
-    #[arg(required = true)]
-    out: Option<PathBuf>,
+    /// `TABLE OUT`: the table and the output file; with --all-tables only `OUT`, a directory
+    /// that receives one TABLE.EXT file per table.
+    #[arg(value_name = "TABLE OUT", num_args = 1..=2, required = true)]
+    targets: Vec<String>,
     /// Export every table of the account.
-    #[arg(long, conflicts_with = "table")]
+    #[arg(long)]
     all_tables: bool,
     /// Only the entities matching this OData filter.
     #[arg(long)]
@@ -74,8 +72,20 @@ pub struct ExportArgs {
 
 /// Runs `export`.
 pub fn run(global: &Global, args: &ExportArgs) -> Result<()> {
-    // clap guarantees OUT, and TABLE unless --all-tables.
-    let out = args.out.clone().unwrap_or_default();
+    let (table, out) = match (args.all_tables, args.targets.as_slice()) {
+        (true, [out]) => (None, PathBuf::from(out)),
+        (false, [table, out]) => (Some(table.as_str()), PathBuf::from(out)),
+        (true, _) => {
+            return Err(CliError::Usage(
+                "export --all-tables takes only the output directory".to_owned(),
+            ));
+        }
+        (false, _) => {
+            return Err(CliError::Usage(
+                "export needs TABLE and OUT (or --all-tables OUT)".to_owned(),
+            ));
+        }
+    };
     if args.row_group_rows == 0 {
         return Err(CliError::Usage(
             "--row-group-rows must be at least 1".to_owned(),
@@ -92,7 +102,7 @@ pub fn run(global: &Global, args: &ExportArgs) -> Result<()> {
             total += export_table(&account, name.as_str(), &path, format, args)?;
         }
     } else {
-        let table = args.table.as_deref().unwrap_or_default();
+        let table = table.unwrap_or_default();
         let format = args.to.unwrap_or_else(|| format_of(&out));
         total += export_table(&account, table, &out, format, args)?;
     }
