@@ -96,6 +96,8 @@ pub fn entity_from_json(json: &Json, types: &TypeOverrides, keys: &KeyColumns) -
             || name == &keys.row_key
             || name == TIMESTAMP
             || name.starts_with("odata.")
+            // `@op`, `@etag`: directives of a batch line, never property names.
+            || name.starts_with('@')
         {
             continue;
         }
