@@ -94,12 +94,12 @@ fn parquet_export_is_read_back_by_pyarrow_with_every_edm_value() {
         r#"{"PartitionKey":"q","RowKey":"3","Old":"1601-01-01T00:00:00Z","Old@odata.type":"Edm.DateTime","T":false}"#,
     ];
     let input = s.file("in.jsonl", &rows.join("\n"));
-    s.run(&["import", "T1", input.to_str().unwrap(), "--strict"])
+    s.run(&["import", "Tab1", input.to_str().unwrap(), "--strict"])
         .ok();
     let out = s.path("out.parquet");
     s.run(&[
         "export",
-        "T1",
+        "Tab1",
         out.to_str().unwrap(),
         "--row-group-rows",
         "2",

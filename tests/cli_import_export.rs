@@ -22,14 +22,14 @@ fn import_jsonl_reports_bad_rows_by_line_and_keeps_the_rest() {
          {\"PartitionKey\":\"a/b\",\"RowKey\":\"3\"}\n\
          {\"PartitionKey\":\"b\",\"RowKey\":\"4\",\"V\":4}\n",
     );
-    let run = s.run(&["import", "T1", input.to_str().unwrap()]);
+    let run = s.run(&["import", "Tab1", input.to_str().unwrap()]);
     run.ok();
     let err = run.stderr();
     assert!(err.contains("imported 2 rows"), "{err}");
     assert!(err.contains("rejected 2"), "{err}");
     assert!(err.contains("line 2"), "{err}");
     assert!(err.contains("line 4"), "{err}");
-    let all = s.run(&["query", "T1", "--all", "--format", "jsonl"]).ok();
+    let all = s.run(&["query", "Tab1", "--all", "--format", "jsonl"]).ok();
     assert_eq!(all.lines().count(), 2);
 }
 
@@ -40,7 +40,7 @@ fn import_strict_stops_at_the_first_bad_row() {
         "in.jsonl",
         "{\"PartitionKey\":\"a\",\"RowKey\":\"1\"}\n[1,2]\n",
     );
-    s.run(&["import", "T1", input.to_str().unwrap(), "--strict"])
+    s.run(&["import", "Tab1", input.to_str().unwrap(), "--strict"])
         .fails(DATA, "line 2");
 }
 
@@ -56,7 +56,7 @@ fn import_csv_infers_and_takes_given_types_and_key_columns() {
     );
     let run = s.run(&[
         "import",
-        "T1",
+        "Tab1",
         input.to_str().unwrap(),
         "--partition-key-column",
         "device",
@@ -72,7 +72,7 @@ fn import_csv_infers_and_takes_given_types_and_key_columns() {
     assert!(err.contains("imported 1 rows"), "{err}");
     assert!(err.contains("line 3") && err.contains("Temp"), "{err}");
     assert!(err.contains("line 4"), "{err}");
-    let got = s.run(&["get", "T1", "d1", "001"]).json();
+    let got = s.run(&["get", "Tab1", "d1", "001"]).json();
     assert_eq!(got["Temp"], 21.5);
     assert_eq!(got["Count"], 7);
     assert_eq!(got["On"], true);
@@ -83,7 +83,7 @@ fn import_csv_infers_and_takes_given_types_and_key_columns() {
 fn import_csv_without_key_column_is_usage_error() {
     let s = Scratch::new();
     let input = s.file("in.csv", "a,b\n1,2\n");
-    s.run(&["import", "T1", input.to_str().unwrap()])
+    s.run(&["import", "Tab1", input.to_str().unwrap()])
         .fails(2, "PartitionKey");
 }
 
@@ -95,16 +95,16 @@ fn export_jsonl_and_csv_round_trip_through_import() {
         "{\"PartitionKey\":\"a\",\"RowKey\":\"1\",\"V\":1,\"Big\":\"5\",\"Big@odata.type\":\"Edm.Int64\"}\n\
          {\"PartitionKey\":\"a\",\"RowKey\":\"2\",\"V\":\"text\"}\n",
     );
-    s.run(&["import", "T1", input.to_str().unwrap()]).ok();
+    s.run(&["import", "Tab1", input.to_str().unwrap()]).ok();
     let out = s.path("out.jsonl");
-    s.run(&["export", "T1", out.to_str().unwrap()]).ok();
-    s.run(&["import", "T2", out.to_str().unwrap()]).ok();
-    let a = s.run(&["get", "T2", "a", "1"]).json();
+    s.run(&["export", "Tab1", out.to_str().unwrap()]).ok();
+    s.run(&["import", "Tab2", out.to_str().unwrap()]).ok();
+    let a = s.run(&["get", "Tab2", "a", "1"]).json();
     assert_eq!(a["Big@odata.type"], "Edm.Int64");
     let csv_out = s.path("out.csv");
     s.run(&[
         "export",
-        "T1",
+        "Tab1",
         csv_out.to_str().unwrap(),
         "--filter",
         "RowKey ge '1'",
