@@ -77,9 +77,12 @@ fn ensure_venv() -> PathBuf {
     if installed != wanted || !venv_python().exists() {
         let _ = fs::remove_file(&marker);
         if !venv_python().exists() {
+            // `--clear`: a directory left half-made by an interrupted run is rebuilt whole.
             run_checked(
-                Command::new("python3").args(["-m", "venv"]).arg(&venv),
-                "python3 -m venv",
+                Command::new("python3")
+                    .args(["-m", "venv", "--clear"])
+                    .arg(&venv),
+                "python3 -m venv (needs Python 3 with the venv module, e.g. apt install python3-venv)",
             );
         }
         run_checked(

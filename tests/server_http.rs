@@ -517,6 +517,40 @@ fn server_batch_failure_answers_one_part_whose_message_starts_with_the_index() {
 }
 
 #[test]
+fn server_batch_over_100_operations_fails_operation_100_inside_a_202() {
+    let f = Fixture::new();
+    f.create_table("Batched");
+    let ops: Vec<String> = (0..101)
+        .map(|i| batch_insert(&f, "p", &format!("{i:03}")))
+        .collect();
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&ops).as_bytes()),
+        true,
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert_eq!(
+        answer.body.matches("HTTP/1.1").count(),
+        1,
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("HTTP/1.1 400 Bad Request"));
+    assert!(answer.body.contains("\"code\":\"InvalidInput\""));
+    assert!(answer.body.contains("\"value\":\"100:"), "{}", answer.body);
+    let nothing = f.send(
+        "GET",
+        "/Batched(PartitionKey='p',RowKey='000')",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(nothing.status, 404, "a refused batch writes nothing");
+}
+
+#[test]
 fn server_body_over_the_limit_is_413_before_the_body_is_read() {
     use std::io::{Read, Write};
     let f = Fixture::new();

@@ -125,6 +125,7 @@ def test_batch_over_100_operations_rejected(table, azurite_gap):
     with pytest.raises(TableTransactionError) as err:
         table.submit_transaction([("create", ent(f"{i:03}")) for i in range(101)])
     assert code_of(err.value) == "InvalidInput", err.value.message
+    assert err.value.index == 100, err.value.message
     assert keys(table) == []
 
 

@@ -56,7 +56,14 @@ fn at_index(index: usize, error: ServerError) -> ServerError {
 /// operation are answered inside the 202 response, as the service does.
 pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
     let content_type = ctx.header("content-type").unwrap_or("");
-    let operations = parse::parse(content_type, body)?;
+    let operations = match parse::parse(content_type, body) {
+        Ok(operations) => operations,
+        // An operation past the limit fails the changeset, answered like any failing operation.
+        Err(error) if error.batch_index().is_some() => {
+            return Ok(respond(ctx, true, &[error_part(ctx, &error)]));
+        }
+        Err(error) => return Err(error),
+    };
     let changeset =
         !(operations.len() == 1 && operations.first().is_some_and(|op| op.method == "GET"));
     let outcome = if changeset {
@@ -70,18 +77,20 @@ pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
             error @ (ServerError::AuthorizationPermissionMismatch { .. }
             | ServerError::AuthenticationFailed { .. }),
         ) => Err(error),
-        Err(error) => {
-            let part = Part {
-                status: error.status(),
-                headers: vec![(
-                    "Content-Type",
-                    super::json::Metadata::Minimal.content_type().to_owned(),
-                )],
-                content_id: None,
-                body: error_body(&error, ctx.request_id),
-            };
-            Ok(respond(ctx, changeset, &[part]))
-        }
+        Err(error) => Ok(respond(ctx, changeset, &[error_part(ctx, &error)])),
+    }
+}
+
+/// The single response part of a failed batch.
+fn error_part(ctx: &Context<'_>, error: &ServerError) -> Part {
+    Part {
+        status: error.status(),
+        headers: vec![(
+            "Content-Type",
+            super::json::Metadata::Minimal.content_type().to_owned(),
+        )],
+        content_id: None,
+        body: error_body(error, ctx.request_id),
     }
 }
 

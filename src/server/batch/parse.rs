@@ -24,6 +24,7 @@ use memchr::memmem;
 
 use crate::server::error::{Result, ServerError};
 use crate::server::limits::{BATCH_MAX_PARTS, PART_MAX_HEADERS};
+use crate::table::TableError;
 
 /// One embedded request of a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,49 +84,58 @@ pub fn boundary(content_type: &str) -> Result<&str> {
 /// Parses a `$batch` body sent with `content_type`.
 ///
 /// # Errors
-/// [`ServerError::InvalidInput`] for any malformed structure, more than 100 operations, or
-/// anything but one changeset or one lone request.
+/// [`ServerError::InvalidInput`] for any malformed structure, or anything but one changeset
+/// or one lone request. A changeset of more than 100 operations is a failure of its
+/// operation 100 ([`TableError::BatchOperationFailed`]), which the service answers inside a
+/// 202 response, not as a malformed request; the parts after it are not read.
 pub fn parse(content_type: &str, body: &[u8]) -> Result<Vec<BatchOperation>> {
-    let parts = split_parts(body, boundary(content_type)?)?;
-    let mut operations = Vec::new();
-    for part in parts {
-        let (headers, content) = split_headers(part)?;
-        let part_type = find(&headers, "content-type").unwrap_or("");
-        if part_type
-            .trim_start()
-            .to_ascii_lowercase()
-            .starts_with("multipart/mixed")
-        {
-            if !operations.is_empty() {
-                return Err(invalid("a batch holds at most one changeset"));
-            }
-            for inner in split_parts(content, boundary(part_type)?)? {
-                if operations.len() == BATCH_MAX_PARTS {
-                    return Err(invalid(format!(
-                        "the changeset exceeds the maximum {BATCH_MAX_PARTS} changes per change set"
-                    )));
-                }
-                operations.push(parse_operation(inner)?);
-            }
-        } else {
-            let operation = parse_operation(part)?;
-            if operation.method != "GET" || !operations.is_empty() {
-                return Err(invalid(
-                    "only a single GET may stand outside a changeset, alone",
-                ));
-            }
-            operations.push(operation);
-        }
+    let (parts, more) = split_parts(body, boundary(content_type)?, 1)?;
+    if more {
+        return Err(invalid(
+            "a batch holds one changeset or one lone request, not several parts",
+        ));
     }
-    if operations.is_empty() {
+    let Some(part) = parts.first() else {
+        return Err(invalid("the batch holds no operation"));
+    };
+    let (headers, content) = split_headers(part)?;
+    let part_type = find(&headers, "content-type").unwrap_or("");
+    if !part_type
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("multipart/mixed")
+    {
+        let operation = parse_operation(part)?;
+        if operation.method != "GET" {
+            return Err(invalid(
+                "only a single GET may stand outside a changeset, alone",
+            ));
+        }
+        return Ok(vec![operation]);
+    }
+    let (inner, more) = split_parts(content, boundary(part_type)?, BATCH_MAX_PARTS)?;
+    if more {
+        return Err(TableError::BatchOperationFailed {
+            index: BATCH_MAX_PARTS,
+            source: Box::new(TableError::InvalidInput {
+                reason: format!(
+                    "the changeset exceeds the maximum {BATCH_MAX_PARTS} changes per change set"
+                ),
+            }),
+        }
+        .into());
+    }
+    if inner.is_empty() {
         return Err(invalid("the batch holds no operation"));
     }
-    Ok(operations)
+    inner.into_iter().map(parse_operation).collect()
 }
 
-/// The contents of the parts of a multipart body, delimited by `--boundary` lines and
-/// closed by `--boundary--`. Text before the first delimiter (the preamble) is ignored.
-fn split_parts<'b>(body: &'b [u8], boundary: &str) -> Result<Vec<&'b [u8]>> {
+/// The contents of the first `max` parts of a multipart body, delimited by `--boundary`
+/// lines and closed by `--boundary--`, and whether a further part follows (it is not
+/// read: the caller refuses the body). Text before the first delimiter (the preamble) is
+/// ignored.
+fn split_parts<'b>(body: &'b [u8], boundary: &str, max: usize) -> Result<(Vec<&'b [u8]>, bool)> {
     let delimiter = format!("--{boundary}");
     let finder = memmem::Finder::new(delimiter.as_bytes());
     let mut parts = Vec::new();
@@ -135,7 +145,10 @@ fn split_parts<'b>(body: &'b [u8], boundary: &str) -> Result<Vec<&'b [u8]>> {
     loop {
         let after = body.get(at + delimiter.len()..).unwrap_or_default();
         if after.starts_with(b"--") {
-            return Ok(parts);
+            return Ok((parts, false));
+        }
+        if parts.len() == max {
+            return Ok((parts, true));
         }
         let line_end = memchr::memchr(b'\n', after)
             .ok_or_else(|| invalid("a multipart delimiter line is not terminated"))?;
@@ -149,11 +162,6 @@ fn split_parts<'b>(body: &'b [u8], boundary: &str) -> Result<Vec<&'b [u8]>> {
             .or_else(|| content.strip_suffix(b"\n"))
             .unwrap_or(content);
         parts.push(content);
-        if parts.len() > BATCH_MAX_PARTS {
-            return Err(invalid(format!(
-                "the body exceeds the maximum {BATCH_MAX_PARTS} parts"
-            )));
-        }
         at = body.len() - start.len() + next;
     }
 }
@@ -308,5 +316,36 @@ DELETE http://127.0.0.1:10002/devstoreaccount1/t(PartitionKey='p',RowKey='b') HT
     fn batch_parse_non_multipart_content_type_is_invalid_input() {
         assert!(parse("application/json", BODY.as_bytes()).is_err());
         assert!(parse("multipart/mixed", BODY.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn batch_parse_over_100_operations_fails_operation_100() {
+        let op = "--changeset_2\r\nContent-Type: application/http\r\n\r\n\
+DELETE http://h/a/t(PartitionKey='p',RowKey='b') HTTP/1.1\r\nIf-Match: *\r\n\r\n\r\n";
+        let body = |n: usize| {
+            format!(
+                "--batch_1\r\nContent-Type: multipart/mixed; boundary=changeset_2\r\n\r\n{}--changeset_2--\r\n--batch_1--\r\n",
+                op.repeat(n)
+            )
+        };
+        let content_type = "multipart/mixed; boundary=batch_1";
+        assert_eq!(
+            parse(content_type, body(100).as_bytes()).unwrap().len(),
+            100
+        );
+        let error = parse(content_type, body(101).as_bytes()).unwrap_err();
+        assert_eq!(error.batch_index(), Some(100));
+        assert_eq!((error.status(), error.code()), (400, "InvalidInput"));
+    }
+
+    #[test]
+    fn batch_parse_two_top_level_parts_is_invalid_input() {
+        let body = format!(
+            "{}{}",
+            &BODY[..BODY.len() - "--batch_1--\r\n".len()],
+            "--batch_1\r\n\r\nGET http://h/a/t HTTP/1.1\r\n\r\n--batch_1--\r\n"
+        );
+        let error = parse("multipart/mixed; boundary=batch_1", body.as_bytes()).unwrap_err();
+        assert_eq!((error.batch_index(), error.code()), (None, "InvalidInput"));
     }
 }
