@@ -39,3 +39,7 @@ pub const BOOLEAN_LEN: usize = 1;
 
 /// Longest LEB128 encoding of a `u64`.
 pub const MAX_VARINT_LEN: usize = 10;
+
+/// Fewest bytes one property can take: name length varint, a 1-byte name, the tag and a
+/// 1-byte value (Boolean, a small Int32/Int64, or the length of an empty String/Binary).
+pub const MIN_PROPERTY_LEN: usize = 4;

@@ -156,6 +156,32 @@ impl Entity {
         Ok(())
     }
 
+    /// Room for `additional` more properties, so that a decoder that knows the count does not
+    /// regrow the vector. The caller bounds `additional` by what its input can hold.
+    pub(crate) fn reserve_properties(&mut self, additional: usize) {
+        let room = MAX_CUSTOM_PROPERTIES.saturating_sub(self.properties.len());
+        self.properties.reserve(additional.min(room));
+    }
+
+    /// Appends a property the caller has already checked: `name` is not present yet and
+    /// `value` was built by a checked constructor (its String/Binary limits hold). Count and
+    /// size limits are still checked here; the entity is unchanged on error.
+    ///
+    /// # Errors
+    /// [`ModelError::TooManyProperties`] or [`ModelError::EntityTooLarge`].
+    pub(crate) fn push_unique(&mut self, name: PropertyName, value: Value) -> Result<()> {
+        debug_assert!(self.position(name.as_str()).is_none());
+        let count = self.properties.len() + 1;
+        if count > MAX_CUSTOM_PROPERTIES {
+            return Err(ModelError::TooManyProperties { count });
+        }
+        let size = self.size + property_size(&name, &value);
+        check_size(size)?;
+        self.properties.push((name, value));
+        self.size = size;
+        Ok(())
+    }
+
     /// Sets property `name` to `value`, or removes it when `value` is `None`: a null is never
     /// stored, it means the property is absent.
     ///

@@ -13,6 +13,11 @@ use super::{ModelError, Result};
 
 /// Size of `s` in bytes when encoded as UTF-16, the unit in which the service limits strings.
 pub(crate) fn utf16_bytes(s: &str) -> usize {
+    // ASCII (nearly every name and most strings): one byte is one UTF-16 unit, and
+    // `is_ascii` tests a word at a time.
+    if s.is_ascii() {
+        return s.len() * UTF16_UNIT_BYTES;
+    }
     // Counted on the UTF-8 bytes without decoding (a loop the compiler vectorises): every
     // char has one leading (non-continuation) byte and is one UTF-16 unit, except the 4-byte
     // ones (lead byte >= 0xF0), which are a surrogate pair.
@@ -276,6 +281,9 @@ impl PropertyName {
     /// [`ModelError::PropertyNameReserved`].
     pub fn new(name: impl Into<String>) -> Result<Self> {
         let name = name.into();
+        if Self::is_plain_ascii(&name) {
+            return Ok(Self(name));
+        }
         let invalid = |reason| ModelError::PropertyNameInvalid {
             name: excerpt(&name),
             reason,
@@ -304,6 +312,28 @@ impl PropertyName {
             return Err(ModelError::PropertyNameReserved { name });
         }
         Ok(Self(name))
+    }
+
+    /// `name` validated like [`Self::new`], allocating only once it is known to be valid in
+    /// the common case (a decoder hands over a borrowed, UTF-8-checked name).
+    pub(crate) fn from_borrowed(name: &str) -> Result<Self> {
+        if Self::is_plain_ascii(name) {
+            return Ok(Self(name.to_owned()));
+        }
+        Self::new(name)
+    }
+
+    /// Fast path of the naming rules for ASCII names: for ASCII, Unicode alphabetic and
+    /// alphanumeric are their ASCII forms and one byte is one UTF-16 unit. `false` means "take
+    /// the full check", which also produces the error.
+    fn is_plain_ascii(name: &str) -> bool {
+        let bytes = name.as_bytes();
+        matches!(bytes.first(), Some(&b) if b == b'_' || b.is_ascii_alphabetic())
+            && bytes.len() <= PROPERTY_NAME_MAX_LEN
+            && bytes
+                .iter()
+                .all(|&b| b == b'_' || b.is_ascii_alphanumeric())
+            && !Self::is_reserved(name)
     }
 
     /// Whether `name` is a system property name (`PartitionKey`, `RowKey`, `Timestamp`),

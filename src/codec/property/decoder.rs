@@ -4,11 +4,13 @@ use super::frame::{read_frame, read_header};
 use super::reader::{checked_name, owned_value, utf8_name};
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
+use crate::codec::format::MIN_PROPERTY_LEN;
 use crate::model::{Entity, PartitionKey, RowKey};
 
 /// The entity `(pk, rk)` whose property value bytes are `bytes`. Total: any input gives an
 /// entity or an error, and nothing is allocated beyond what the input's length justifies
-/// (properties are added one at a time as they are decoded, never preallocated from the count).
+/// (the property vector is reserved from the count only as far as the remaining bytes can
+/// hold that many properties).
 ///
 /// Checks the version, flags, Timestamp range, property count (<= 252), every varint's
 /// shortest form, every tag, UTF-8 and the naming rules of every name, no duplicate names,
@@ -21,6 +23,8 @@ pub fn decode(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
     let mut cursor = Cursor::new(bytes);
     let header = read_header(&mut cursor)?;
     let mut entity = Entity::new(pk, rk);
+    // Bounded by what the remaining input can hold, so a lying count allocates nothing extra.
+    entity.reserve_properties(header.count.min(cursor.remaining() / MIN_PROPERTY_LEN));
     for _ in 0..header.count {
         let frame = read_frame(&mut cursor)?;
         let name = utf8_name(&frame)?;
@@ -32,7 +36,7 @@ pub fn decode(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
             });
         }
         entity
-            .set(checked_name(name, &frame)?, owned_value(&frame)?)
+            .push_unique(checked_name(name, &frame)?, owned_value(&frame)?)
             .map_err(|source| CodecError::Model {
                 offset: frame.name_offset,
                 source,

@@ -209,7 +209,7 @@ pub(super) fn property_name(frame: &Frame<'_>) -> Result<PropertyName> {
 
 /// `name` (already checked as UTF-8) validated against the property naming rules.
 pub(super) fn checked_name(name: &str, frame: &Frame<'_>) -> Result<PropertyName> {
-    PropertyName::new(name).map_err(|source| CodecError::Model {
+    PropertyName::from_borrowed(name).map_err(|source| CodecError::Model {
         offset: frame.name_offset,
         source,
     })
