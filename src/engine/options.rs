@@ -69,7 +69,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Self {
-            memtable_bytes: 8 << 20,
+            memtable_bytes: 4 << 20,
             block_cache_bytes: 16 << 20,
             block_bytes: 4 << 10,
             restart_interval: 16,
