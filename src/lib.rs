@@ -18,5 +18,5 @@ pub mod table;
 
 pub use table::{
     Account, Batch, ContinuationToken, ETag, IfMatch, Options, Page, Query, QueryIter,
-    StoredEntity, Table, TableError, TimeSource,
+    StoredEntity, Table, TableError, TablePage, TableQuery, TimeSource,
 };

@@ -287,3 +287,27 @@ fn corrupt_property_is_an_error_not_a_match() {
             .unwrap()
     );
 }
+
+#[test]
+fn bare_boolean_property_matches_only_a_true_boolean() {
+    let yes = one("IsActive", Value::Boolean(true));
+    let no = one("IsActive", Value::Boolean(false));
+    let text = one("IsActive", Value::string("true").unwrap());
+    let missing = one("Other", Value::Boolean(true));
+    assert!(matches("IsActive", &yes));
+    for other in [&no, &text, &missing] {
+        assert!(!matches("IsActive", other), "{other:?}");
+        assert!(matches("not IsActive", other), "{other:?}");
+    }
+    assert!(!matches("not IsActive", &yes));
+    let both = entity(
+        "p",
+        "r",
+        &[
+            ("IsActive", Value::Boolean(true)),
+            ("Count", Value::Int32(6)),
+        ],
+    );
+    assert!(matches("IsActive and Count gt 5", &both));
+    assert!(!matches("IsActive and Count gt 6", &both));
+}

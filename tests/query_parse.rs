@@ -308,3 +308,29 @@ fn error_message_names_the_token() {
         "{message}"
     );
 }
+
+#[test]
+fn bare_property_is_a_boolean_condition_eq_true() {
+    let active = cmp("IsActive", CompareOp::Eq, Literal::Boolean(true));
+    assert_eq!(parse("IsActive"), active);
+    assert_eq!(parse("(IsActive)"), active);
+    assert_eq!(parse("not IsActive"), Expr::Not(Box::new(active.clone())));
+    assert_eq!(
+        parse("IsActive and Count gt 5"),
+        Expr::And(vec![
+            active.clone(),
+            cmp("Count", CompareOp::Gt, Literal::Int32(5))
+        ])
+    );
+    assert_eq!(
+        parse("Count gt 5 or IsActive"),
+        Expr::Or(vec![cmp("Count", CompareOp::Gt, Literal::Int32(5)), active])
+    );
+}
+
+#[test]
+fn bare_literal_or_dangling_property_is_still_an_error() {
+    for (text, position) in [("true", 4), ("NaN", 3), ("IsActive Count", 9), ("5", 1)] {
+        assert_eq!(error(text).position, position, "{text:?}");
+    }
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use strata::model::{DateTime, Value};
-use strata::{Account, IfMatch, Options, Query, TableError, TimeSource};
+use strata::{Account, IfMatch, Options, Query, TableError, TableQuery, TimeSource};
 use table_support::{Fixture, entity};
 
 #[test]
@@ -271,4 +271,72 @@ fn timestamp_advances_across_restart_with_clock_set_back() {
         .unwrap();
     assert!(after.timestamp() > before.timestamp());
     drop(dir);
+}
+
+#[test]
+fn query_tables_page_pages_by_1000_with_next_table_name() {
+    let fx = Fixture::new();
+    let names: Vec<String> = (0..1005).map(|i| format!("T{i:05}")).collect();
+    for name in &names {
+        fx.account.create_table(name).unwrap();
+    }
+    let first = fx
+        .account
+        .query_tables_page(&TableQuery::default())
+        .unwrap();
+    assert_eq!(first.names.len(), 1000);
+    assert_eq!(first.names[999].as_str(), "T00999");
+    let next = first.next_table_name.unwrap();
+    assert_eq!(next.as_str(), "T01000");
+    // The token resumes case-insensitively, at the named table itself.
+    let rest = fx
+        .account
+        .query_tables_page(&TableQuery {
+            next_table_name: Some("t01000".to_owned()),
+            ..TableQuery::default()
+        })
+        .unwrap();
+    let rest: Vec<&str> = rest.names.iter().map(|n| n.as_str()).collect();
+    assert_eq!(rest, &names[1000..]);
+}
+
+#[test]
+fn query_tables_page_top_and_filter_apply_before_the_token() {
+    let fx = Fixture::new();
+    for name in ["apples", "Bananas", "cherries", "apricots", "avocados"] {
+        fx.account.create_table(name).unwrap();
+    }
+    let mut query = TableQuery {
+        filter: Some("TableName ge 'a' and TableName lt 'b'".to_owned()),
+        top: Some(2),
+        next_table_name: None,
+    };
+    let page = fx.account.query_tables_page(&query).unwrap();
+    let got: Vec<&str> = page.names.iter().map(|n| n.as_str()).collect();
+    assert_eq!(got, ["apples", "apricots"]);
+    query.next_table_name = page.next_table_name.map(|n| n.as_str().to_owned());
+    assert_eq!(query.next_table_name.as_deref(), Some("avocados"));
+    let page = fx.account.query_tables_page(&query).unwrap();
+    assert_eq!(page.names.len(), 1);
+    assert!(page.next_table_name.is_none());
+}
+
+#[test]
+fn query_tables_page_rejects_zero_top_and_bad_token() {
+    let fx = Fixture::new();
+    let zero = TableQuery {
+        top: Some(0),
+        ..TableQuery::default()
+    };
+    let err = fx.account.query_tables_page(&zero).unwrap_err();
+    assert_eq!(err.azure_code(), "OutOfRangeInput");
+    let bad = TableQuery {
+        next_table_name: Some("no spaces".to_owned()),
+        ..TableQuery::default()
+    };
+    let err = fx.account.query_tables_page(&bad).unwrap_err();
+    assert!(
+        matches!(err, TableError::InvalidContinuationToken { .. }),
+        "{err}"
+    );
 }

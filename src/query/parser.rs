@@ -5,8 +5,9 @@
 //! or         = and *( "or" and )
 //! and        = unary *( "and" unary )
 //! unary      = "not" unary / primary
-//! primary    = "(" or ")" / comparison
+//! primary    = "(" or ")" / comparison / property
 //! comparison = operand op operand      ; one property and one literal, either order
+//! property   = word                    ; a bare Boolean property: `word eq true`
 //! operand    = word / literal
 //! op         = "eq" / "ne" / "gt" / "ge" / "lt" / "le"
 //! ```
@@ -122,6 +123,18 @@ impl<'a> Parser<'a> {
 
     fn comparison(&mut self) -> Result<Expr> {
         let left = self.operand()?;
+        if let Operand::Word(name, _) = left
+            && word_literal(name).is_none()
+            && self.ends_condition()
+        {
+            // The service reads a bare property as `name eq true` ("IsActive", "not IsActive";
+            // Microsoft's "Constructing filter strings" page, Boolean properties).
+            return Ok(Expr::Compare(Comparison {
+                field: Field::from_name(name),
+                op: CompareOp::Eq,
+                literal: Literal::Boolean(true),
+            }));
+        }
         let op_token = self.advance()?;
         let op = match op_token.kind {
             TokenKind::Word(word) => CompareOp::from_word(word).ok_or_else(|| {
@@ -173,6 +186,14 @@ impl<'a> Parser<'a> {
             op,
             literal,
         }))
+    }
+
+    /// Whether the lookahead closes a condition (so the operand before it stands alone).
+    fn ends_condition(&self) -> bool {
+        matches!(
+            self.peek.kind,
+            TokenKind::End | TokenKind::Close | TokenKind::Word("and" | "or")
+        )
     }
 
     fn operand(&mut self) -> Result<Operand<'a>> {

@@ -21,6 +21,7 @@ mod ops;
 mod options;
 mod row;
 mod scan;
+mod table_list;
 
 pub use account::Account;
 pub use batch::Batch;
@@ -31,3 +32,4 @@ pub use etag::{ETag, IfMatch};
 pub use options::{Options, SystemTime, TimeSource};
 pub use row::StoredEntity;
 pub use scan::{Page, Query, QueryIter};
+pub use table_list::{TablePage, TableQuery};
