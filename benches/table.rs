@@ -62,23 +62,57 @@ fn fill(table: &Table, partitions: usize, per_partition: usize) {
     }
 }
 
+/// The keys of `fill(_, partitions, 1000)`, formatted once so the timed loops measure `get`,
+/// not `format!`.
+fn loaded_keys(partitions: u64) -> Vec<(String, String)> {
+    (0..partitions * 1000)
+        .map(|n| (format!("p{:06}", n / 1000), format!("{:08}", n % 1000)))
+        .collect()
+}
+
+/// The `i`-th key of a walk over `keys` in a scattered order (a multiplicative hash).
+fn scattered(keys: &[(String, String)], i: u64) -> (&str, &str) {
+    let n = i.wrapping_mul(2_654_435_761) % keys.len() as u64;
+    let (pk, rk) = &keys[usize::try_from(n).unwrap()];
+    (pk, rk)
+}
+
 fn point_get(c: &mut Criterion) {
     let (_dir, account) = open();
     account.create_table("Bench").unwrap();
     let table = account.table("Bench").unwrap();
     fill(&table, 100, 1000);
     account.engine().flush().unwrap();
+    let keys = loaded_keys(100);
     let mut group = c.benchmark_group("table");
     group.throughput(Throughput::Elements(1));
     let mut i: u64 = 0;
     group.bench_function("readrandom_entity", |b| {
         b.iter(|| {
-            // A multiplicative hash walks the 100,000 keys in a scattered order.
             i = i.wrapping_add(1);
-            let n = i.wrapping_mul(2_654_435_761) % 100_000;
-            let pk = format!("p{:06}", n / 1000);
-            let rk = format!("{:08}", n % 1000);
-            black_box(table.get(&pk, &rk, None).unwrap())
+            let (pk, rk) = scattered(&keys, i);
+            black_box(table.get(pk, rk, None).unwrap())
+        });
+    });
+    // Two threads share the table handle; each iteration is one get on each thread, so
+    // near-linear scaling shows as the same time per iteration as one thread (with twice the
+    // throughput).
+    group.throughput(Throughput::Elements(2));
+    group.bench_function("readrandom_entity_2threads", |b| {
+        b.iter_custom(|iters| {
+            let started = std::time::Instant::now();
+            std::thread::scope(|scope| {
+                for thread in 0..2u64 {
+                    let (table, keys) = (&table, &keys);
+                    scope.spawn(move || {
+                        for i in 0..iters {
+                            let (pk, rk) = scattered(keys, i * 2 + thread);
+                            black_box(table.get(pk, rk, None).unwrap());
+                        }
+                    });
+                }
+            });
+            started.elapsed()
         });
     });
     group.finish();
@@ -213,7 +247,7 @@ fn profile(kind: &str, ops: u64) {
                 let rk = format!("{:08}", n % 1000);
                 black_box(table.get(&pk, &rk, None).unwrap());
             }
-            black_box(profile_loop_get(&table, ops));
+            black_box(profile_loop_get(&table, &loaded_keys(10), ops));
         }
         "insert" => {
             let batches: Vec<(String, Vec<Entity>)> = (0..ops)
@@ -243,13 +277,11 @@ fn profile(kind: &str, ops: u64) {
 }
 
 #[inline(never)]
-fn profile_loop_get(table: &Table, ops: u64) -> usize {
+fn profile_loop_get(table: &Table, keys: &[(String, String)], ops: u64) -> usize {
     let mut found = 0;
     for i in 0..ops {
-        let n = i.wrapping_mul(2_654_435_761) % 10_000;
-        let pk = format!("p{:06}", n / 1000);
-        let rk = format!("{:08}", n % 1000);
-        found += black_box(table.get(&pk, &rk, None).unwrap())
+        let (pk, rk) = scattered(keys, i);
+        found += black_box(table.get(pk, rk, None).unwrap())
             .entity
             .properties()
             .len();

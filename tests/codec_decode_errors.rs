@@ -370,3 +370,68 @@ proptest! {
         }
     }
 }
+
+fn decode_stored(bytes: &[u8]) -> Result<Entity, CodecError> {
+    property::decode_stored(
+        PartitionKey::new("p").unwrap(),
+        RowKey::new("r").unwrap(),
+        bytes,
+    )
+}
+
+#[test]
+fn decode_stored_rejects_every_truncation_and_bad_framing_like_decode() {
+    for entity in [every_type_entity(), typical_entity()] {
+        let bytes = property::encode(&entity);
+        let stored = decode_stored(&bytes).unwrap();
+        assert_eq!(stored.properties(), entity.properties());
+        assert_eq!(stored.timestamp(), entity.timestamp());
+        for len in 0..bytes.len() {
+            assert_eq!(
+                decode_stored(&bytes[..len]).unwrap_err(),
+                decode(&bytes[..len]).unwrap_err(),
+                "len {len}"
+            );
+        }
+    }
+    // Framing, UTF-8 and value ranges are still checked on the stored path.
+    for bad in [
+        body(1, &prop_a(9, &[])),  // unknown tag
+        body(1, &prop_a(3, &[2])), // Boolean byte other than 0/1
+        body(1, &[1, 0xFF, 8, 0]), // name not UTF-8
+        body(2, &prop_a(3, &[1])), // count larger than the properties
+        body(0, &prop_a(3, &[1])), // trailing bytes
+    ] {
+        assert!(decode_stored(&bad).is_err(), "{bad:?}");
+        assert!(decode(&bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn decode_stored_skips_only_name_rules_and_uniqueness() {
+    // Bytes no encoder writes: the full decoder refuses them, the stored-row path (behind a
+    // checksum) does not look, and still returns an entity rather than panicking.
+    let dash = body(1, &[2, b'a', b'-', 2, 1]);
+    assert!(decode(&dash).is_err());
+    assert_eq!(decode_stored(&dash).unwrap().properties().len(), 1);
+    let mut twice = prop_a(2, &[1]);
+    twice.extend(prop_a(2, &[0]));
+    let twice = body(2, &twice);
+    assert!(matches!(
+        decode(&twice).unwrap_err(),
+        CodecError::DuplicateProperty { .. }
+    ));
+    assert_eq!(decode_stored(&twice).unwrap().properties().len(), 2);
+}
+
+proptest! {
+    #[test]
+    fn decode_stored_arbitrary_bytes_never_panics_and_agrees_when_valid(
+        bytes in prop::collection::vec(any::<u8>(), 0..64)
+    ) {
+        let stored = decode_stored(&bytes);
+        if let Ok(entity) = decode(&bytes) {
+            prop_assert_eq!(stored.unwrap(), entity);
+        }
+    }
+}

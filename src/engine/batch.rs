@@ -40,28 +40,16 @@ pub enum BatchOp<'a> {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum OwnedOp {
-    Put(Vec<u8>, Vec<u8>),
-    Delete(Vec<u8>),
-    DeleteRange(Vec<u8>, Vec<u8>),
-}
-
-impl OwnedOp {
-    fn as_op(&self) -> BatchOp<'_> {
-        match self {
-            Self::Put(key, value) => BatchOp::Put { key, value },
-            Self::Delete(key) => BatchOp::Delete { key },
-            Self::DeleteRange(start, end) => BatchOp::DeleteRange { start, end },
-        }
-    }
-}
-
 /// Puts, deletes and range deletes applied atomically and in isolation by `Engine::write`.
+///
+/// The operations live in one buffer, already in their encoded form (the `op` rows above):
+/// adding one copies its bytes once and allocates only when the buffer grows, and encoding
+/// the batch for the WAL is one copy. Limits are checked as operations are added; the first
+/// violation is kept and reported by [`WriteBatch::validate`], so such a batch is never written.
 ///
 /// ```
 /// use strata::engine::WriteBatch;
-/// let mut batch = WriteBatch::new();
+/// let mut batch = WriteBatch::with_capacity(3, 64);
 /// batch.put(b"a", b"1");
 /// batch.delete(b"b");
 /// batch.delete_range(b"c", b"d");
@@ -69,8 +57,14 @@ impl OwnedOp {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteBatch {
-    ops: Vec<OwnedOp>,
-    encoded_len: usize,
+    /// The encoded operations, without the count header.
+    ops: Vec<u8>,
+    /// Operations in `ops`.
+    count: usize,
+    /// Operations refused by a limit check (not in `ops`), still counted by [`Self::len`].
+    refused: usize,
+    /// The first limit violation, reported by [`Self::validate`].
+    invalid: Option<String>,
 }
 
 /// A batch encoding that failed to decode: where and why.
@@ -86,127 +80,150 @@ pub struct BatchDecodeError {
 impl WriteBatch {
     /// An empty batch.
     #[must_use]
-    pub fn new() -> Self {
+    pub const fn new() -> Self {
         Self {
             ops: Vec::new(),
-            encoded_len: BATCH_HEADER_BYTES,
+            count: 0,
+            refused: 0,
+            invalid: None,
         }
+    }
+
+    /// An empty batch with room for `ops` operations whose keys and values total `bytes`,
+    /// so that filling it allocates once.
+    #[must_use]
+    pub fn with_capacity(ops: usize, bytes: usize) -> Self {
+        let mut batch = Self::new();
+        batch.reserve(ops, bytes);
+        batch
+    }
+
+    /// Room for `ops` more operations whose keys and values total `bytes`.
+    pub fn reserve(&mut self, ops: usize, bytes: usize) {
+        self.ops
+            .reserve(ops.saturating_mul(1 + 4 + 4).saturating_add(bytes));
     }
 
     /// Sets `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
-        self.encoded_len += 1 + 4 + key.len() + 4 + value.len();
-        self.ops.push(OwnedOp::Put(key.to_vec(), value.to_vec()));
+        let index = self.len();
+        if self.admit(check_key(index, key).and_then(|()| check_value(index, value))) {
+            self.ops.reserve(1 + 4 + key.len() + 4 + value.len());
+            self.ops.push(OP_PUT);
+            put_bytes(&mut self.ops, key);
+            put_bytes(&mut self.ops, value);
+        }
         self
     }
 
     /// Deletes `key`.
     pub fn delete(&mut self, key: &[u8]) -> &mut Self {
-        self.encoded_len += 1 + 4 + key.len();
-        self.ops.push(OwnedOp::Delete(key.to_vec()));
+        if self.admit(check_key(self.len(), key)) {
+            self.ops.push(OP_DELETE);
+            put_bytes(&mut self.ops, key);
+        }
         self
     }
 
     /// Deletes every key `k` with `start <= k < end` (one record, whatever the range holds).
     pub fn delete_range(&mut self, start: &[u8], end: &[u8]) -> &mut Self {
-        self.encoded_len += 1 + 4 + start.len() + 4 + end.len();
-        self.ops
-            .push(OwnedOp::DeleteRange(start.to_vec(), end.to_vec()));
+        let index = self.len();
+        let checked = check_key(index, start)
+            .and_then(|()| check_key(index, end))
+            .and_then(|()| {
+                if start >= end {
+                    return Err(format!(
+                        "batch operation {index}: range delete with start >= end (empty range)"
+                    ));
+                }
+                Ok(())
+            });
+        if self.admit(checked) {
+            self.ops.push(OP_DELETE_RANGE);
+            put_bytes(&mut self.ops, start);
+            put_bytes(&mut self.ops, end);
+        }
         self
+    }
+
+    /// Counts one more operation; whether its bytes may be appended (its limits hold).
+    fn admit(&mut self, checked: std::result::Result<(), String>) -> bool {
+        match checked {
+            Ok(()) => {
+                self.count += 1;
+                true
+            }
+            Err(what) => {
+                self.refused += 1;
+                self.invalid.get_or_insert(what);
+                false
+            }
+        }
     }
 
     /// Number of operations.
     #[must_use]
-    pub fn len(&self) -> usize {
-        self.ops.len()
+    pub const fn len(&self) -> usize {
+        self.count + self.refused
     }
 
     /// True when the batch holds no operation.
     #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+    pub const fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Size of the encoded batch in bytes.
     #[must_use]
-    pub fn size(&self) -> usize {
-        self.encoded_len.max(BATCH_HEADER_BYTES)
+    pub const fn size(&self) -> usize {
+        BATCH_HEADER_BYTES + self.ops.len()
     }
 
-    /// Removes every operation.
+    /// Removes every operation (keeping the buffer for reuse).
     pub fn clear(&mut self) {
         self.ops.clear();
-        self.encoded_len = BATCH_HEADER_BYTES;
+        self.count = 0;
+        self.refused = 0;
+        self.invalid = None;
     }
 
-    /// The operations in order.
+    /// The operations in order (those refused by a limit are not among them).
     pub fn ops(&self) -> impl Iterator<Item = BatchOp<'_>> {
-        self.ops.iter().map(OwnedOp::as_op)
+        let mut reader = Reader {
+            bytes: &self.ops,
+            pos: 0,
+        };
+        // The buffer holds only operations this type encoded, so it always parses; a parse
+        // failure would end the walk early rather than panic.
+        (0..self.count).map_while(move |_| reader.op().ok())
     }
 
     /// Checks every operation against the engine limits; the error names the operation index.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the first operation that broke a limit.
     pub fn validate(&self) -> Result<()> {
-        for (index, op) in self.ops().enumerate() {
-            let invalid = |what: String| {
-                Err(Error::InvalidArgument(format!(
-                    "batch operation {index}: {what}"
-                )))
-            };
-            match op {
-                BatchOp::Put { key, value } => {
-                    check_key(index, key)?;
-                    if value.len() > MAX_VALUE_BYTES {
-                        return invalid(format!(
-                            "value of {} bytes exceeds the limit of {MAX_VALUE_BYTES}",
-                            value.len()
-                        ));
-                    }
-                }
-                BatchOp::Delete { key } => check_key(index, key)?,
-                BatchOp::DeleteRange { start, end } => {
-                    check_key(index, start)?;
-                    check_key(index, end)?;
-                    if start >= end {
-                        return invalid("range delete with start >= end (empty range)".to_owned());
-                    }
-                }
-            }
+        match &self.invalid {
+            Some(what) => Err(Error::InvalidArgument(what.clone())),
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    /// Appends the encoding of the batch to `out`.
+    /// Appends the encoding of the batch to `out` (without any refused operation).
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.reserve(self.size());
-        out.extend_from_slice(
-            &u32::try_from(self.ops.len())
-                .unwrap_or(u32::MAX)
-                .to_le_bytes(),
-        );
-        for op in self.ops() {
-            match op {
-                BatchOp::Delete { key } => {
-                    out.push(OP_DELETE);
-                    put_bytes(out, key);
-                }
-                BatchOp::Put { key, value } => {
-                    out.push(OP_PUT);
-                    put_bytes(out, key);
-                    put_bytes(out, value);
-                }
-                BatchOp::DeleteRange { start, end } => {
-                    out.push(OP_DELETE_RANGE);
-                    put_bytes(out, start);
-                    put_bytes(out, end);
-                }
-            }
-        }
+        out.extend_from_slice(&u32::try_from(self.count).unwrap_or(u32::MAX).to_le_bytes());
+        out.extend_from_slice(&self.ops);
     }
 
     /// Decodes an owned batch from its encoding (total over arbitrary bytes).
+    ///
+    /// # Errors
+    /// [`BatchDecodeError`] with the position of the first malformed byte.
     pub fn decode(bytes: &[u8]) -> Result<Self, BatchDecodeError> {
-        let mut batch = Self::new();
-        for op in decode_ops(bytes)? {
+        let ops = decode_ops(bytes)?;
+        let mut batch = Self::with_capacity(0, bytes.len());
+        for op in ops {
             match op {
                 BatchOp::Put { key, value } => batch.put(key, value),
                 BatchOp::Delete { key } => batch.delete(key),
@@ -217,18 +234,28 @@ impl WriteBatch {
     }
 }
 
-fn check_key(index: usize, key: &[u8]) -> Result<()> {
+fn check_value(index: usize, value: &[u8]) -> std::result::Result<(), String> {
+    if value.len() > MAX_VALUE_BYTES {
+        return Err(format!(
+            "batch operation {index}: value of {} bytes exceeds the limit of {MAX_VALUE_BYTES}",
+            value.len()
+        ));
+    }
+    Ok(())
+}
+
+fn check_key(index: usize, key: &[u8]) -> std::result::Result<(), String> {
     if key.len() > MAX_KEY_BYTES {
-        return Err(Error::InvalidArgument(format!(
+        return Err(format!(
             "batch operation {index}: key of {} bytes exceeds the limit of {MAX_KEY_BYTES}",
             key.len()
-        )));
+        ));
     }
     Ok(())
 }
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    // Lengths are bounded by `validate` (far below u32::MAX) before any batch is encoded for the WAL.
+    // Only lengths within the engine limits (far below u32::MAX) are ever appended.
     out.extend_from_slice(&u32::try_from(bytes.len()).unwrap_or(u32::MAX).to_le_bytes());
     out.extend_from_slice(bytes);
 }
@@ -244,38 +271,7 @@ pub fn decode_ops(bytes: &[u8]) -> Result<Vec<BatchOp<'_>>, BatchDecodeError> {
     }
     let mut ops = Vec::with_capacity(count);
     for _ in 0..count {
-        let tag_pos = reader.pos;
-        let tag = reader
-            .take(1, "operation tag")?
-            .first()
-            .copied()
-            .unwrap_or(u8::MAX);
-        let op = match tag {
-            OP_DELETE => BatchOp::Delete {
-                key: reader.bytes_field("key")?,
-            },
-            OP_PUT => {
-                let key = reader.bytes_field("key")?;
-                BatchOp::Put {
-                    key,
-                    value: reader.bytes_field("value")?,
-                }
-            }
-            OP_DELETE_RANGE => {
-                let start = reader.bytes_field("range start")?;
-                BatchOp::DeleteRange {
-                    start,
-                    end: reader.bytes_field("range end")?,
-                }
-            }
-            other => {
-                return Err(BatchDecodeError {
-                    pos: tag_pos,
-                    what: format!("unknown operation tag {other}"),
-                });
-            }
-        };
-        ops.push(op);
+        ops.push(reader.op()?);
     }
     if reader.pos != bytes.len() {
         return Err(reader.error(format!("{} trailing bytes", bytes.len() - reader.pos)));
@@ -323,6 +319,41 @@ impl<'a> Reader<'a> {
     fn bytes_field(&mut self, what: &str) -> Result<&'a [u8], BatchDecodeError> {
         let len = self.u32(what)? as usize;
         self.take(len, what)
+    }
+
+    /// One operation: its tag and fields.
+    fn op(&mut self) -> Result<BatchOp<'a>, BatchDecodeError> {
+        let tag_pos = self.pos;
+        let tag = self
+            .take(1, "operation tag")?
+            .first()
+            .copied()
+            .unwrap_or(u8::MAX);
+        Ok(match tag {
+            OP_DELETE => BatchOp::Delete {
+                key: self.bytes_field("key")?,
+            },
+            OP_PUT => {
+                let key = self.bytes_field("key")?;
+                BatchOp::Put {
+                    key,
+                    value: self.bytes_field("value")?,
+                }
+            }
+            OP_DELETE_RANGE => {
+                let start = self.bytes_field("range start")?;
+                BatchOp::DeleteRange {
+                    start,
+                    end: self.bytes_field("range end")?,
+                }
+            }
+            other => {
+                return Err(BatchDecodeError {
+                    pos: tag_pos,
+                    what: format!("unknown operation tag {other}"),
+                });
+            }
+        })
     }
 }
 
@@ -373,7 +404,52 @@ mod tests {
         assert!(err.contains("operation 1"), "{err}");
     }
 
+    #[test]
+    fn batch_oversized_key_is_refused_named_and_never_encoded() {
+        let mut batch = WriteBatch::new();
+        batch
+            .put(b"a", b"1")
+            .delete(&vec![0; MAX_KEY_BYTES + 1])
+            .put(b"b", b"2");
+        assert_eq!(batch.len(), 3);
+        let err = batch.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("operation 1") && err.contains("key of"),
+            "{err}"
+        );
+        let mut bytes = Vec::new();
+        batch.encode(&mut bytes);
+        assert_eq!(decode_ops(&bytes).unwrap().len(), 2);
+        batch.clear();
+        assert!(batch.validate().is_ok() && batch.is_empty());
+    }
+
     proptest! {
+        #[test]
+        fn batch_ops_walk_matches_the_decoded_encoding(
+            ops in proptest::collection::vec(
+                (0u8..3, proptest::collection::vec(any::<u8>(), 0..8),
+                 proptest::collection::vec(any::<u8>(), 0..8)),
+                0..16,
+            )
+        ) {
+            let mut batch = WriteBatch::new();
+            for (kind, a, b) in &ops {
+                match kind {
+                    0 => batch.put(a, b),
+                    1 => batch.delete(a),
+                    _ => batch.delete_range(a, b),
+                };
+            }
+            let mut bytes = Vec::new();
+            batch.encode(&mut bytes);
+            prop_assert_eq!(bytes.len(), batch.size());
+            let walked: Vec<BatchOp<'_>> = batch.ops().collect();
+            prop_assert_eq!(&walked, &decode_ops(&bytes).unwrap());
+            let decoded = WriteBatch::decode(&bytes).unwrap();
+            prop_assert_eq!(decoded.ops().collect::<Vec<_>>(), walked);
+        }
+
         #[test]
         fn batch_decode_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode_ops(&bytes);

@@ -163,14 +163,14 @@ impl Entity {
         self.properties.reserve(additional.min(room));
     }
 
-    /// Appends a property the caller has already checked: `name` is not present yet and
+    /// Appends a property the caller has already checked: `name` is not present yet (for a
+    /// stored row: was unique when written, which a checksum keeps) and
     /// `value` was built by a checked constructor (its String/Binary limits hold). Count and
     /// size limits are still checked here; the entity is unchanged on error.
     ///
     /// # Errors
     /// [`ModelError::TooManyProperties`] or [`ModelError::EntityTooLarge`].
     pub(crate) fn push_unique(&mut self, name: PropertyName, value: Value) -> Result<()> {
-        debug_assert!(self.position(name.as_str()).is_none());
         let count = self.properties.len() + 1;
         if count > MAX_CUSTOM_PROPERTIES {
             return Err(ModelError::TooManyProperties { count });

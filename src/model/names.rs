@@ -323,6 +323,12 @@ impl PropertyName {
         Self::new(name)
     }
 
+    /// A name read back from a row this crate encoded (and a checksum kept): it passed the
+    /// naming rules when it was written, so they are not checked again. Only for that path.
+    pub(crate) fn from_stored(name: &str) -> Self {
+        Self(name.to_owned())
+    }
+
     /// Fast path of the naming rules for ASCII names: for ASCII, Unicode alphabetic and
     /// alphanumeric are their ASCII forms and one byte is one UTF-16 unit. `false` means "take
     /// the full check", which also produces the error.

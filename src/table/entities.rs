@@ -175,7 +175,10 @@ impl Table {
         let _partition = inner.locks.lock(state.id, pk);
         let timestamp = inner.clock.next(&inner.engine)?;
         let etag = ETag::from_timestamp(timestamp);
-        let mut batch = WriteBatch::new();
+        // Room for every key and value up front: an entity's size (UTF-16 counted) is above
+        // its encoded length for the ASCII-heavy common case.
+        let estimate: usize = ops.iter().map(|op| op.entity.size()).sum();
+        let mut batch = WriteBatch::with_capacity(ops.len(), estimate);
         let mut etags = Vec::with_capacity(ops.len());
         let mut engine_key = Vec::new();
         // One buffer for every new stored value: the engine batch copies each anyway.

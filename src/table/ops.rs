@@ -103,7 +103,7 @@ pub(crate) fn apply(
     match merge_base {
         None => row::encode_into(entity, timestamp, value),
         Some(stored) => {
-            let mut merged = property::decode(pk.clone(), rk.clone(), stored)
+            let mut merged = property::decode_stored(pk.clone(), rk.clone(), stored)
                 .map_err(|source| row::corrupt(table_id, engine_key, source))?;
             for (name, new_value) in entity.properties() {
                 merged

@@ -2,9 +2,7 @@
 
 use super::error::{Result, TableError};
 use super::etag::ETag;
-use crate::codec::format::{
-    FLAG_HAS_TIMESTAMP, HEADER_FIXED_LEN, KEY_SEPARATOR, TABLE_ID_LEN, TICKS_LEN,
-};
+use crate::codec::format::{HEADER_FIXED_LEN, KEY_SEPARATOR, TABLE_ID_LEN, TICKS_LEN};
 use crate::codec::property::{self, PropertyReader};
 use crate::codec::{CodecError, key};
 use crate::model::{DateTime, Entity, PartitionKey, PropertyName, RowKey, Value};
@@ -27,23 +25,9 @@ impl StoredEntity {
 }
 
 /// Appends the stored value of `entity` written at `timestamp`: the property codec with the
-/// Timestamp replaced, without cloning the entity. Relies on the header layout of
-/// docs/FORMAT.md ("Property values"): version, flags, then the 8 Timestamp bytes if flagged.
+/// Timestamp replaced, without cloning the entity.
 pub(crate) fn encode_into(entity: &Entity, timestamp: DateTime, out: &mut Vec<u8>) {
-    let start = out.len();
-    property::encode_into(entity, out);
-    let ticks = timestamp.ticks().to_le_bytes();
-    let at = start + HEADER_FIXED_LEN;
-    if entity.timestamp().is_some() {
-        if let Some(slot) = out.get_mut(at..at + TICKS_LEN) {
-            slot.copy_from_slice(&ticks);
-        }
-    } else {
-        if let Some(flags) = out.get_mut(at - 1) {
-            *flags |= FLAG_HAS_TIMESTAMP;
-        }
-        out.splice(at..at, ticks);
-    }
+    property::encode_stamped_into(entity, Some(timestamp), out);
 }
 
 /// The Timestamp stored in a row value.
@@ -75,7 +59,7 @@ pub(crate) fn decode(
 ) -> Result<StoredEntity> {
     let fail = |source| corrupt(table_id, engine_key, source);
     let entity = match select {
-        None => property::decode(pk, rk, value).map_err(fail)?,
+        None => property::decode_stored(pk, rk, value).map_err(fail)?,
         Some(names) => {
             let reader = PropertyReader::new(value).map_err(fail)?;
             let properties: Vec<(PropertyName, Value)> = reader.project(names).map_err(fail)?;

@@ -5,6 +5,7 @@ use super::reader::{checked_name, owned_value, utf8_name};
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
 use crate::codec::format::MIN_PROPERTY_LEN;
+use crate::model::PropertyName;
 use crate::model::{Entity, PartitionKey, RowKey};
 
 /// The entity `(pk, rk)` whose property value bytes are `bytes`. Total: any input gives an
@@ -37,6 +38,37 @@ pub fn decode(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
         }
         entity
             .push_unique(checked_name(name, &frame)?, owned_value(&frame)?)
+            .map_err(|source| CodecError::Model {
+                offset: frame.name_offset,
+                source,
+            })?;
+    }
+    cursor.finish()?;
+    if let Some(timestamp) = header.timestamp {
+        entity.set_timestamp(timestamp);
+    }
+    Ok(entity)
+}
+
+/// The entity `(pk, rk)` of a row this crate encoded, read back through the engine's
+/// checksums: for the table layer's reads. Still total (the framing, UTF-8, value ranges,
+/// property count and entity size are checked, so bad bytes give an error, never a panic or
+/// an entity breaking its invariants), but it skips what [`encode`](super::encode) guarantees
+/// and a checksum keeps: the naming rules and the uniqueness of names. Bytes from anywhere
+/// else go through [`decode`].
+///
+/// # Errors
+/// The first [`CodecError`] found, with its offset.
+pub fn decode_stored(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
+    let mut cursor = Cursor::new(bytes);
+    let header = read_header(&mut cursor)?;
+    let mut entity = Entity::new(pk, rk);
+    entity.reserve_properties(header.count.min(cursor.remaining() / MIN_PROPERTY_LEN));
+    for _ in 0..header.count {
+        let frame = read_frame(&mut cursor)?;
+        let name = PropertyName::from_stored(utf8_name(&frame)?);
+        entity
+            .push_unique(name, owned_value(&frame)?)
             .map_err(|source| CodecError::Model {
                 offset: frame.name_offset,
                 source,

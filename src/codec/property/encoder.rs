@@ -5,7 +5,7 @@ use crate::codec::format::{
     PROPERTY_FORMAT_VERSION, TICKS_LEN,
 };
 use crate::codec::varint;
-use crate::model::{Entity, Value};
+use crate::model::{DateTime, Entity, Value};
 
 /// The property value bytes of `entity` (header, Timestamp, properties in insertion order).
 #[must_use]
@@ -18,8 +18,15 @@ pub fn encode(entity: &Entity) -> Vec<u8> {
 /// Appends the property value bytes of `entity` to `out`.
 pub fn encode_into(entity: &Entity, out: &mut Vec<u8>) {
     out.reserve(encoded_len(entity));
+    encode_stamped_into(entity, entity.timestamp(), out);
+}
+
+/// Appends the property value bytes of `entity` as if its Timestamp were `timestamp` (the
+/// entity's own is ignored): what a write stores, without cloning the entity. Reserves nothing
+/// up front, for callers that reuse one buffer.
+pub fn encode_stamped_into(entity: &Entity, timestamp: Option<DateTime>, out: &mut Vec<u8>) {
     out.push(PROPERTY_FORMAT_VERSION);
-    match entity.timestamp() {
+    match timestamp {
         Some(timestamp) => {
             out.push(FLAG_HAS_TIMESTAMP);
             out.extend_from_slice(&timestamp.ticks().to_le_bytes());

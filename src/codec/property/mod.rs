@@ -47,7 +47,7 @@ mod frame;
 mod reader;
 mod value_ref;
 
-pub use decoder::decode;
-pub use encoder::{encode, encode_into, encoded_len};
+pub use decoder::{decode, decode_stored};
+pub use encoder::{encode, encode_into, encode_stamped_into, encoded_len};
 pub use reader::{Properties, PropertyReader, RawProperty};
 pub use value_ref::ValueRef;
