@@ -7,11 +7,20 @@
 //! - `delete_table`: drop a table of 1,000,000 entities (≤ 10 ms; set
 //!   `STRATA_BENCH_DELETE_ENTITIES` to change the size).
 //!
-//! `cargo bench --bench table`; figures go to docs/PERFORMANCE.md.
+//! `cargo bench --bench table`; figures go to docs/PERFORMANCE.md. On a shared machine set
+//! `STRATA_BENCH_CLOCK=cpu`: the point-get and batch-insert rows then time the bench threads'
+//! on-CPU time (the two-thread row: the busier thread's, so contention between the threads
+//! still shows while other processes' load does not).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+#[path = "support/cpu_time.rs"]
+mod cpu_time;
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::measurement::Measurement;
 
 use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group};
 use strata::engine::Durability;
@@ -62,6 +71,21 @@ fn fill(table: &Table, partitions: usize, per_partition: usize) {
     }
 }
 
+/// Runs `work` and returns how long it took: on-CPU time of this thread with
+/// `STRATA_BENCH_CLOCK=cpu`, else wall time.
+fn timed(cpu: bool, work: impl FnOnce()) -> Duration {
+    if cpu {
+        let clock = cpu_time::CpuTime;
+        let start = clock.start();
+        work();
+        Duration::from_nanos(clock.end(start))
+    } else {
+        let start = Instant::now();
+        work();
+        start.elapsed()
+    }
+}
+
 /// The keys of `fill(_, partitions, 1000)`, formatted once so the timed loops measure `get`,
 /// not `format!`.
 fn loaded_keys(partitions: u64) -> Vec<(String, String)> {
@@ -86,33 +110,48 @@ fn point_get(c: &mut Criterion) {
     let keys = loaded_keys(100);
     let mut group = c.benchmark_group("table");
     group.throughput(Throughput::Elements(1));
-    let mut i: u64 = 0;
+    let cpu = cpu_time::cpu_clock_requested();
+    let mut next: u64 = 0;
     group.bench_function("readrandom_entity", |b| {
-        b.iter(|| {
-            i = i.wrapping_add(1);
-            let (pk, rk) = scattered(&keys, i);
-            black_box(table.get(pk, rk, None).unwrap())
+        b.iter_custom(|iters| {
+            let first = next;
+            next += iters;
+            timed(cpu, || {
+                for i in first..first + iters {
+                    let (pk, rk) = scattered(&keys, i);
+                    black_box(table.get(pk, rk, None).unwrap());
+                }
+            })
         });
     });
     // Two threads share the table handle; each iteration is one get on each thread, so
     // near-linear scaling shows as the same time per iteration as one thread (with twice the
-    // throughput).
+    // throughput). The slower thread decides.
     group.throughput(Throughput::Elements(2));
     group.bench_function("readrandom_entity_2threads", |b| {
         b.iter_custom(|iters| {
-            let started = std::time::Instant::now();
-            std::thread::scope(|scope| {
-                for thread in 0..2u64 {
-                    let (table, keys) = (&table, &keys);
-                    scope.spawn(move || {
-                        for i in 0..iters {
-                            let (pk, rk) = scattered(keys, i * 2 + thread);
-                            black_box(table.get(pk, rk, None).unwrap());
-                        }
-                    });
-                }
+            let started = Instant::now();
+            let busiest = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..2u64)
+                    .map(|thread| {
+                        let (table, keys) = (&table, &keys);
+                        scope.spawn(move || {
+                            timed(cpu, || {
+                                for i in 0..iters {
+                                    let (pk, rk) = scattered(keys, i * 2 + thread);
+                                    black_box(table.get(pk, rk, None).unwrap());
+                                }
+                            })
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap())
+                    .max()
+                    .unwrap()
             });
-            started.elapsed()
+            if cpu { busiest } else { started.elapsed() }
         });
     });
     group.finish();
@@ -125,25 +164,26 @@ fn insert_batches(c: &mut Criterion) {
     let next = AtomicU64::new(0);
     let mut group = c.benchmark_group("table");
     group.throughput(Throughput::Elements(100));
+    let cpu = cpu_time::cpu_clock_requested();
     group.bench_function("fillbatch_100", |b| {
-        b.iter_batched(
-            || {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
                 let batch_no = next.fetch_add(1, Ordering::Relaxed);
                 let pk = format!("p{batch_no:08}");
                 let entities: Vec<Entity> = (0..100)
                     .map(|i| typical(&pk, &format!("{i:04}"), i))
                     .collect();
-                (pk, entities)
-            },
-            |(pk, entities)| {
-                let mut batch = table.batch(&pk).unwrap();
-                for e in entities {
-                    batch.insert(e);
-                }
-                batch.submit().unwrap()
-            },
-            BatchSize::SmallInput,
-        );
+                total += timed(cpu, || {
+                    let mut batch = table.batch(&pk).unwrap();
+                    for e in entities {
+                        batch.insert(e);
+                    }
+                    black_box(batch.submit().unwrap());
+                });
+            }
+            total
+        });
     });
     group.finish();
 }

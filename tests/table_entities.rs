@@ -368,3 +368,25 @@ fn entities_survive_reopen_with_the_same_etag() {
     assert_eq!(got.entity.get("A"), Some(&s("x")));
     drop(dir);
 }
+
+#[test]
+fn get_finds_entities_whatever_the_engine_key_length() {
+    // Engine key = 4-byte table id + PartitionKey + separator + RowKey; point gets build short
+    // ones on the stack (128 bytes) and longer ones on the heap.
+    let fx = Fixture::new();
+    let t = fx.table("People");
+    for rk_len in [0, 100, 121, 122, 123, 124, 512] {
+        let rk = "r".repeat(rk_len);
+        t.insert(&entity("pk", &rk, &[("Len", Value::Int32(rk_len as i32))]))
+            .unwrap();
+        let got = t.get("pk", &rk, None).unwrap();
+        assert_eq!(got.entity.get("Len"), Some(&Value::Int32(rk_len as i32)));
+        assert_eq!(got.entity.row_key().as_str(), rk);
+    }
+    assert_eq!(
+        t.get("pk", &"r".repeat(125), None)
+            .unwrap_err()
+            .azure_code(),
+        "ResourceNotFound"
+    );
+}

@@ -1,6 +1,7 @@
 //! Table handles and their single-entity operations.
 
 use std::borrow::Cow;
+use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 
 use super::account::Account;
@@ -8,9 +9,10 @@ use super::batch::Batch;
 use super::catalog::TableState;
 use super::error::{Result, TableError};
 use super::etag::{ETag, IfMatch};
-use super::limits::EXISTENCE_PROBE_MIN_OPERATIONS;
+use super::limits::{ENGINE_KEY_STACK_BYTES, EXISTENCE_PROBE_MIN_OPERATIONS};
 use super::ops::{self, OpKind, Operation, Outcome};
 use super::row::{self, StoredEntity};
+use crate::codec::format::KEY_SEPARATOR;
 use crate::codec::key;
 use crate::engine::{Engine, WriteBatch};
 use crate::model::{Entity, PartitionKey, RowKey, TableName};
@@ -124,9 +126,18 @@ impl Table {
         let pk = PartitionKey::new(partition_key)?;
         let rk = RowKey::new(row_key)?;
         let state = self.state()?;
-        let engine_key = key::encode(state.id, &pk, &rk);
-        match self.account.inner.engine.get(&engine_key)? {
-            Some(value) => row::decode(state.id, &engine_key, pk, rk, &value, select),
+        // Typical keys fit a stack buffer, which saves an allocation per get.
+        let mut stack = [0u8; ENGINE_KEY_STACK_BYTES];
+        let heap;
+        let engine_key: &[u8] = match encode_key_on_stack(state.id, &pk, &rk, &mut stack) {
+            Some(len) => stack.get(..len).unwrap_or_default(),
+            None => {
+                heap = key::encode(state.id, &pk, &rk);
+                &heap
+            }
+        };
+        match self.account.inner.engine.get(engine_key)? {
+            Some(value) => row::decode(state.id, engine_key, pk, rk, &value, select),
             None => Err(ops::not_found(self.name.as_str(), &pk, &rk)),
         }
     }
@@ -231,6 +242,22 @@ impl Table {
         inner.engine.write(&batch, inner.options.durability)?;
         Ok(etags)
     }
+}
+
+/// Writes the engine key of `(pk, rk)` into `buffer`; its length, or `None` if it does not fit.
+fn encode_key_on_stack(
+    table_id: u32,
+    pk: &PartitionKey,
+    rk: &RowKey,
+    buffer: &mut [u8],
+) -> Option<usize> {
+    let capacity = buffer.len();
+    let mut rest = buffer;
+    rest.write_all(&table_id.to_be_bytes()).ok()?;
+    rest.write_all(pk.as_str().as_bytes()).ok()?;
+    rest.write_all(&[KEY_SEPARATOR]).ok()?;
+    rest.write_all(rk.as_str().as_bytes()).ok()?;
+    Some(capacity - rest.len())
 }
 
 /// Whether no stored row lies between the least and the greatest key of `ops` (one partition),

@@ -14,6 +14,9 @@ pub const BATCH_MAX_PAYLOAD_BYTES: usize = 4 * 1024 * 1024;
 /// least and greatest RowKey; if none does, it skips one point read per operation.
 pub const EXISTENCE_PROBE_MIN_OPERATIONS: usize = 8;
 
+/// Engine keys up to this many bytes are built on the stack by a point get.
+pub const ENGINE_KEY_STACK_BYTES: usize = 128;
+
 /// Most entities one query page returns.
 pub const PAGE_MAX_ENTITIES: usize = 1000;
 
