@@ -160,7 +160,13 @@ impl Entity {
     /// regrow the vector. The caller bounds `additional` by what its input can hold.
     pub(crate) fn reserve_properties(&mut self, additional: usize) {
         let room = MAX_CUSTOM_PROPERTIES.saturating_sub(self.properties.len());
-        self.properties.reserve(additional.min(room));
+        let additional = additional.min(room);
+        if self.properties.capacity() == 0 {
+            // A fresh entity: one direct allocation, cheaper than growing an empty vector.
+            self.properties = Vec::with_capacity(additional);
+        } else {
+            self.properties.reserve(additional);
+        }
     }
 
     /// Appends a property the caller has already checked: `name` is not present yet (for a
