@@ -452,3 +452,31 @@ proptest! {
         prop_assert_eq!(got, expected);
     }
 }
+
+#[test]
+fn bare_boolean_property_filters_as_eq_true_through_the_planner() {
+    let fx = Fixture::new();
+    let t = fx.table("Flags");
+    for (pk, rk, active) in [
+        ("p", "1", Some(true)),
+        ("p", "2", Some(false)),
+        ("p", "3", None),
+    ] {
+        let mut properties = vec![("Count", Value::Int32(rk.parse().unwrap()))];
+        if let Some(flag) = active {
+            properties.push(("IsActive", Value::Boolean(flag)));
+        }
+        t.insert(&entity(pk, rk, &properties)).unwrap();
+    }
+    t.insert(&entity("q", "1", &[("IsActive", Value::Boolean(true))]))
+        .unwrap();
+    let pair = |pk: &str, rk: &str| (pk.to_owned(), rk.to_owned());
+    assert_eq!(run(&t, "IsActive"), [pair("p", "1"), pair("q", "1")]);
+    assert_eq!(run(&t, "not IsActive"), [pair("p", "2"), pair("p", "3")]);
+    assert_eq!(
+        run(&t, "PartitionKey eq 'q' and IsActive"),
+        [pair("q", "1")]
+    );
+    assert_eq!(run(&t, "IsActive and Count gt 0"), [pair("p", "1")]);
+    assert!(run(&t, "IsActive and Count gt 5").is_empty());
+}
