@@ -244,7 +244,8 @@ impl Table {
     }
 }
 
-/// Writes the engine key of `(pk, rk)` into `buffer`; its length, or `None` if it does not fit.
+/// Writes the engine key of `(pk, rk)` into `buffer` in the layout of [`key::encode`]; its
+/// length, or `None` if it does not fit.
 fn encode_key_on_stack(
     table_id: u32,
     pk: &PartitionKey,
