@@ -175,7 +175,8 @@ impl Account {
     }
 
     /// The tables whose name satisfies `filter` (a `$filter` on the property `TableName`,
-    /// e.g. `TableName ge 'a' and TableName lt 'b'`), ordered as [`Account::list_tables`].
+    /// e.g. `TableName ge 'a' and TableName lt 'b'`), ordered as [`Account::list_tables`], all
+    /// at once; [`Account::query_tables_page`] returns them a page at a time.
     ///
     /// # Errors
     /// [`TableError::InvalidFilter`] for a bad filter.
