@@ -20,6 +20,7 @@ mod locks;
 mod ops;
 mod options;
 mod row;
+mod rows;
 mod scan;
 
 pub use account::Account;
@@ -30,4 +31,5 @@ pub use error::{Result, TableError};
 pub use etag::{ETag, IfMatch};
 pub use options::{Options, SystemTime, TimeSource};
 pub use row::StoredEntity;
+pub use rows::RowRef;
 pub use scan::{Page, Query, QueryIter};
