@@ -8,7 +8,7 @@ use strata::RowRef;
 use strata::codec::property::ValueRef;
 
 use super::columns::ColumnMap;
-use super::schema::{ExportSchema, corrupt_row};
+use super::schema::{ExportSchema, Stop, corrupt_row};
 use crate::cli::error::{CliError, Result};
 use crate::cli::json::{PARTITION_KEY, ROW_KEY, TIMESTAMP};
 
@@ -45,22 +45,17 @@ impl CsvFile {
     }
 
     /// Writes one row.
-    pub fn push(&mut self, row: &RowRef<'_>) -> Result<()> {
+    ///
+    /// # Errors
+    /// [`Stop::SchemaMiss`] for a property type the schema has no column for.
+    pub fn push(&mut self, row: &RowRef<'_>) -> Result<(), Stop> {
         self.row += 1;
         for (position, property) in row.properties.iter().enumerate() {
             let property = property.map_err(|e| corrupt_row(row, e))?;
             let column = self
                 .columns
                 .get(position, property.name(), property.edm_type())
-                .ok_or_else(|| {
-                    corrupt_row(
-                        row,
-                        format!(
-                            "property {:?} was not seen by the schema pass",
-                            property.name()
-                        ),
-                    )
-                })?;
+                .ok_or(Stop::SchemaMiss)?;
             let (Some(field), Some(stamp)) =
                 (self.fields.get_mut(column), self.stamps.get_mut(column))
             else {
@@ -70,7 +65,8 @@ impl CsvFile {
                 return Err(corrupt_row(
                     row,
                     format!("property {:?} is stored twice", property.name()),
-                ));
+                )
+                .into());
             }
             *stamp = self.row;
             field.clear();
@@ -98,7 +94,8 @@ impl CsvFile {
         }
         self.writer
             .write_record(std::iter::empty::<&[u8]>())
-            .map_err(fail)
+            .map_err(fail)?;
+        Ok(())
     }
 
     /// Flushes the file.

@@ -1,13 +1,14 @@
 //! `strata export`: one table, a filtered table or every table to JSON Lines, CSV or Parquet.
 //!
-//! CSV and Parquet need their columns before the first row, so they read the rows twice: a
-//! first pass collects the union of property names and types ([`schema::SchemaScan`]) from the
-//! names and type tags alone, the second writes, building columns straight from the borrowed
-//! stored values (`Table::scan_rows`, no entity is decoded). Parquet is encoded on a second
-//! thread ([`writer::ParquetWriter`]). Memory is bounded by a few row groups, whatever the
-//! table size. The file is opened read-only (a shared lock), so no writer can change the rows
-//! between the passes.
+//! CSV and Parquet need their columns before the first row: [`columnar`] takes them from a
+//! sample of the rows (names and type tags only) and writes in one pass, rescanning the whole
+//! table only when a later row brings a property type the sample missed. Columns are built
+//! straight from the borrowed stored values (`Table::scan_rows`, no entity is decoded), and
+//! Parquet is encoded on a second thread ([`writer::ParquetWriter`]). Memory is bounded by a
+//! few row groups, whatever the table size. The file is opened read-only (a shared lock), so
+//! no writer can change the rows between passes.
 
+mod columnar;
 mod columns;
 mod csv_file;
 mod parquet;
@@ -25,10 +26,6 @@ use strata::{Account, Query, StoredEntity, Table};
 use super::error::{CliError, Result};
 use super::json::entity_to_json;
 use super::{Global, progress};
-use csv_file::CsvFile;
-use parquet::BatchBuilder;
-use schema::{ExportSchema, SchemaScan};
-use writer::ParquetWriter;
 
 /// Rows per Parquet row group.
 const DEFAULT_ROW_GROUP_ROWS: usize = 64 * 1024;
@@ -158,86 +155,32 @@ fn export_table(
     if format == ExportFormat::Jsonl {
         return write_jsonl(&table, args.filter.as_ref(), path);
     }
-    let bar = progress::counter("scanning");
-    let mut scan = SchemaScan::default();
-    table.scan_rows(filter, |row| {
-        scan.add(row)?;
-        tick(&bar, scan.rows());
-        Ok::<_, CliError>(())
-    })?;
-    bar.finish_and_clear();
-    let schema = scan.finish();
-    let bar = progress::bar(schema.rows, "exporting");
-    let count = if format == ExportFormat::Parquet {
-        write_parquet(&table, filter, path, &schema, args.row_group_rows, &bar)?
-    } else {
-        let mut csv = CsvFile::create(path, &schema)?;
-        let mut count = 0u64;
-        table.scan_rows(filter, |row| {
-            csv.push(row)?;
-            count += 1;
-            tick(&bar, count);
-            Ok::<_, CliError>(())
-        })?;
-        csv.finish()?;
-        count
-    };
-    bar.set_position(count);
+    let bar = progress::counter("exporting");
+    let count = columnar::export(&table, filter, path, format, args.row_group_rows, &bar)?;
     bar.finish_and_clear();
     Ok(count)
 }
 
-/// Exports the rows of `table` matching `filter` to a Parquet file at `path` (both passes,
-/// no progress bar); returns the number of rows written.
+/// Exports the rows of `table` matching `filter` to a Parquet file at `path`, without a
+/// progress bar; returns the number of rows written.
 pub fn export_parquet(
     table: &Table,
     filter: Option<&str>,
     path: &Path,
     group_rows: usize,
 ) -> Result<u64> {
-    let mut scan = SchemaScan::default();
-    table.scan_rows(filter, |row| scan.add(row))?;
-    let schema = scan.finish();
-    write_parquet(
+    columnar::export(
         table,
         filter,
         path,
-        &schema,
+        ExportFormat::Parquet,
         group_rows,
         &indicatif::ProgressBar::hidden(),
     )
 }
 
-/// The second pass of a Parquet export: batches are built here and encoded on the writer's
-/// thread.
-fn write_parquet(
-    table: &Table,
-    filter: Option<&str>,
-    path: &Path,
-    schema: &ExportSchema,
-    group_rows: usize,
-    bar: &indicatif::ProgressBar,
-) -> Result<u64> {
-    let mut batches = BatchBuilder::new(schema, group_rows);
-    let mut writer = ParquetWriter::create(path, parquet::arrow_schema(schema), group_rows)?;
-    let mut count = 0u64;
-    table.scan_rows(filter, |row| {
-        if let Some(batch) = batches.push(row)? {
-            writer.send(batch)?;
-        }
-        count += 1;
-        tick(bar, count);
-        Ok::<_, CliError>(())
-    })?;
-    if let Some(batch) = batches.finish()? {
-        writer.send(batch)?;
-    }
-    writer.finish()?;
-    Ok(count)
-}
-
 /// Moves the progress bar every [`PROGRESS_EVERY`] rows: cheaper than a tick per row.
-fn tick(bar: &indicatif::ProgressBar, rows: u64) {
+fn progress_tick(bar: &indicatif::ProgressBar, rows: u64) {
     if rows.is_multiple_of(PROGRESS_EVERY) {
         bar.set_position(rows);
     }
@@ -254,7 +197,7 @@ fn write_jsonl(table: &Table, filter: Option<&String>, path: &Path) -> Result<u6
         out.write_all(b"\n")
             .map_err(|e| CliError::io("write", path, e))?;
         count += 1;
-        tick(&bar, count);
+        progress_tick(&bar, count);
     }
     out.flush().map_err(|e| CliError::io("write", path, e))?;
     bar.finish_and_clear();

@@ -2,7 +2,6 @@
 //! Rows are turned into Arrow record batches here, straight from the borrowed stored values;
 //! [`super::writer`] encodes and writes them on a second thread.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -13,10 +12,10 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use strata::RowRef;
 use strata::codec::property::ValueRef;
-use strata::model::{DateTime, EdmType};
+use strata::model::{DateTime, EdmType, Guid};
 
 use super::columns::ColumnMap;
-use super::schema::{ExportSchema, corrupt_row};
+use super::schema::{ExportSchema, Stop, corrupt_row};
 use crate::cli::error::{CliError, Result};
 use crate::cli::json::{PARTITION_KEY, ROW_KEY, TIMESTAMP};
 
@@ -91,43 +90,49 @@ impl Builder {
         self.builder().len()
     }
 
-    fn append_time(&mut self, t: DateTime) {
+    /// Appends `t`; false (and a null) when the column's unit cannot hold it, which only a
+    /// schema taken from a sample of the rows lets happen.
+    #[must_use]
+    fn append_time(&mut self, t: DateTime) -> bool {
         let nanos = t.to_unix_nanos();
-        match self {
-            // The schema pass chose nanoseconds only when every value fits.
-            Self::Nanos(b) => b.append_option(i64::try_from(nanos).ok()),
+        let value = match self {
+            Self::Nanos(_) => i64::try_from(nanos).ok(),
             // Microseconds cover 1601..=9999; the 100 ns digit is dropped (floor).
-            Self::Micros(b) => {
-                b.append_option(i64::try_from(nanos.div_euclid(NANOS_PER_MICRO)).ok());
-            }
+            Self::Micros(_) => i64::try_from(nanos.div_euclid(NANOS_PER_MICRO)).ok(),
+            _ => None,
+        };
+        match self {
+            Self::Nanos(b) => b.append_option(value),
+            Self::Micros(b) => b.append_option(value),
             _ => self.append_nulls(1),
         }
+        value.is_some()
     }
 
-    /// Appends `value`, of this column's type by construction of the column map; `guid` is
-    /// scratch space for the text form of a Guid.
-    fn append(&mut self, value: ValueRef<'_>, guid: &mut String) {
+    /// Appends `value`, of this column's type by construction of the column map; false when
+    /// a DateTime does not fit the column's unit.
+    #[must_use]
+    fn append(&mut self, value: ValueRef<'_>) -> bool {
         match (self, value) {
             (Self::String(b), ValueRef::String(s)) => b.append_value(s),
-            (Self::String(b), ValueRef::Guid(g)) => {
-                guid.clear();
-                // Writing into a String cannot fail.
-                let _ = write!(guid, "{g}");
-                b.append_value(guid.as_str());
-            }
+            (Self::String(b), ValueRef::Guid(g)) => b.append_value(guid_text(&g).as_str()),
             (Self::Binary(b), ValueRef::Binary(v)) => b.append_value(v),
             (Self::Boolean(b), ValueRef::Boolean(v)) => b.append_value(v),
             (Self::Int32(b), ValueRef::Int32(v)) => b.append_value(v),
             (Self::Int64(b), ValueRef::Int64(v)) => b.append_value(v),
             (Self::Double(b), ValueRef::Double(v)) => b.append_value(v),
             (this @ (Self::Nanos(_) | Self::Micros(_)), ValueRef::DateTime(t)) => {
-                this.append_time(t);
+                return this.append_time(t);
             }
             (this, _) => this.append_nulls(1),
         }
+        true
     }
 
     fn append_nulls(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
         match self {
             Self::String(b) => b.append_nulls(n),
             Self::Binary(b) => b.append_nulls(n),
@@ -175,6 +180,39 @@ pub fn arrow_schema(schema: &ExportSchema) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// Length of a Guid's text form (`8-4-4-4-12` hex digits).
+const GUID_TEXT_LEN: usize = 36;
+
+/// The lowercase `8-4-4-4-12` text of a Guid, as `Guid`'s `Display` writes it, without the
+/// formatting machinery (which cost more than the rest of a row).
+fn guid_text(guid: &Guid) -> GuidText {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [b'-'; GUID_TEXT_LEN];
+    let mut at = 0;
+    for (index, byte) in guid.0.iter().enumerate() {
+        if matches!(index, 4 | 6 | 8 | 10) {
+            at += 1;
+        }
+        for nibble in [byte >> 4, byte & 0x0F] {
+            if let (Some(slot), Some(digit)) = (out.get_mut(at), HEX.get(usize::from(nibble))) {
+                *slot = *digit;
+            }
+            at += 1;
+        }
+    }
+    GuidText(out)
+}
+
+/// The text form of a Guid, on the stack.
+struct GuidText([u8; GUID_TEXT_LEN]);
+
+impl GuidText {
+    fn as_str(&self) -> &str {
+        // Only ASCII hex digits and hyphens are ever written.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
 /// Builds record batches of up to `group_rows` rows from borrowed rows.
 pub struct BatchBuilder {
     schema: SchemaRef,
@@ -185,7 +223,6 @@ pub struct BatchBuilder {
     builders: Vec<Builder>,
     rows: usize,
     group_rows: usize,
-    guid: String,
 }
 
 impl BatchBuilder {
@@ -204,15 +241,19 @@ impl BatchBuilder {
                 .collect(),
             rows: 0,
             group_rows,
-            guid: String::new(),
         }
     }
 
     /// Adds one row; returns a batch when `group_rows` rows are buffered.
-    pub fn push(&mut self, row: &RowRef<'_>) -> Result<Option<RecordBatch>> {
+    ///
+    /// # Errors
+    /// [`Stop::SchemaMiss`] for a property or DateTime the schema has no column for.
+    pub fn push(&mut self, row: &RowRef<'_>) -> Result<Option<RecordBatch>, Stop> {
         self.pk.append_value(row.partition_key);
         self.rk.append_value(row.row_key);
-        self.timestamp.append_time(row.timestamp);
+        if !self.timestamp.append_time(row.timestamp) {
+            return Err(Stop::SchemaMiss);
+        }
         for (position, property) in row.properties.iter().enumerate() {
             let property = property.map_err(|e| corrupt_row(row, e))?;
             let Some(builder) = self
@@ -220,13 +261,7 @@ impl BatchBuilder {
                 .get(position, property.name(), property.edm_type())
                 .and_then(|column| self.builders.get_mut(column))
             else {
-                return Err(corrupt_row(
-                    row,
-                    format!(
-                        "property {:?} was not seen by the schema pass",
-                        property.name()
-                    ),
-                ));
+                return Err(Stop::SchemaMiss);
             };
             // Columns a row lacks are filled with nulls lazily, just before its next value.
             let filled = builder.len();
@@ -234,15 +269,18 @@ impl BatchBuilder {
                 return Err(corrupt_row(
                     row,
                     format!("property {:?} is stored twice", property.name()),
-                ));
+                )
+                .into());
             }
             builder.append_nulls(self.rows - filled);
             let value = property.value_ref().map_err(|e| corrupt_row(row, e))?;
-            builder.append(value, &mut self.guid);
+            if !builder.append(value) {
+                return Err(Stop::SchemaMiss);
+            }
         }
         self.rows += 1;
         if self.rows >= self.group_rows {
-            return self.finish_batch().map(Some);
+            return Ok(Some(self.finish_batch()?));
         }
         Ok(None)
     }
@@ -268,5 +306,22 @@ impl BatchBuilder {
         self.rows = 0;
         RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| CliError::Data(format!("cannot build a Parquet row group: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guid_text_matches_the_display_form() {
+        for bytes in [
+            [0u8; 16],
+            [0xFF; 16],
+            *b"\x01\x23\x45\x67\x89\xab\xcd\xef\xfe\xdc\xba\x98\x76\x54\x32\x10",
+        ] {
+            let guid = Guid(bytes);
+            assert_eq!(guid_text(&guid).as_str(), guid.to_string());
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! The columns of an export, found by a first pass that reads only property names and type
 //! tags (and the ticks of DateTime values), never decoding the other values.
 
-use strata::RowRef;
 use strata::codec::property::ValueRef;
 use strata::model::{DateTime, EdmType};
+use strata::{RowRef, TableError};
 
 use super::columns::ColumnMap;
 use crate::cli::error::{CliError, Result};
@@ -32,8 +32,6 @@ pub struct ExportSchema {
     pub columns: Vec<Column>,
     /// Every Timestamp fits a nanosecond timestamp.
     pub timestamp_fits_nanos: bool,
-    /// Rows seen.
-    pub rows: u64,
 }
 
 impl ExportSchema {
@@ -67,6 +65,30 @@ impl Default for SchemaScan {
 /// Whether `t` is representable as i64 nanoseconds since the Unix epoch.
 pub fn fits_nanos(t: DateTime) -> bool {
     i64::try_from(t.to_unix_nanos()).is_ok()
+}
+
+/// Why a pass over the rows ended before the last row.
+#[derive(Debug)]
+pub enum Stop {
+    /// The sample of the rows is complete.
+    SampleFull,
+    /// A row holds a property type, or a DateTime, that the schema has no column for: the
+    /// schema came from a sample and the whole table must be scanned for it.
+    SchemaMiss,
+    /// A real failure.
+    Failed(CliError),
+}
+
+impl From<CliError> for Stop {
+    fn from(err: CliError) -> Self {
+        Self::Failed(err)
+    }
+}
+
+impl From<TableError> for Stop {
+    fn from(err: TableError) -> Self {
+        Self::Failed(err.into())
+    }
 }
 
 /// The error of a row whose stored properties do not decode.
@@ -143,7 +165,6 @@ impl SchemaScan {
         ExportSchema {
             columns,
             timestamp_fits_nanos: self.timestamp_fits_nanos,
-            rows: self.rows,
         }
     }
 }
