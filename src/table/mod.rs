@@ -31,5 +31,5 @@ pub use error::{Result, TableError};
 pub use etag::{ETag, IfMatch};
 pub use options::{Options, SystemTime, TimeSource};
 pub use row::StoredEntity;
-pub use rows::RowRef;
+pub use rows::{RowChunk, RowRef};
 pub use scan::{Page, Query, QueryIter};

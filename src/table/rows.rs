@@ -57,6 +57,45 @@ impl Table {
         filter: Option<&str>,
         mut visit: impl FnMut(&RowRef<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<u64, E> {
+        self.scan_raw(filter, |_, _, row| visit(row))
+    }
+
+    /// Like [`Self::scan_rows`], but hands the matching rows over in owned chunks of up to
+    /// `chunk_rows` rows (their stored bytes copied once), so that another thread can read
+    /// them while this one scans on.
+    ///
+    /// # Errors
+    /// As [`Self::scan_rows`].
+    pub fn scan_row_chunks<E: From<TableError>>(
+        &self,
+        filter: Option<&str>,
+        chunk_rows: usize,
+        mut visit: impl FnMut(RowChunk) -> std::result::Result<(), E>,
+    ) -> std::result::Result<u64, E> {
+        let table_id = self.state()?.id;
+        let chunk_rows = chunk_rows.max(1);
+        let mut chunk = RowChunk::new(table_id, chunk_rows);
+        let visited = self.scan_raw(filter, |engine_key, value, _| {
+            chunk.push(engine_key, value);
+            if chunk.len() >= chunk_rows {
+                let full = std::mem::replace(&mut chunk, RowChunk::new(table_id, chunk_rows));
+                visit(full)?;
+            }
+            Ok::<(), E>(())
+        })?;
+        if !chunk.is_empty() {
+            visit(chunk)?;
+        }
+        Ok(visited)
+    }
+
+    /// The scan behind [`Self::scan_rows`]: `visit` gets each matching row's engine key and
+    /// value along with its parsed view.
+    fn scan_raw<E: From<TableError>>(
+        &self,
+        filter: Option<&str>,
+        mut visit: impl FnMut(&[u8], &[u8], &RowRef<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<u64, E> {
         let filter = filter
             .map(Filter::parse)
             .transpose()
@@ -87,10 +126,63 @@ impl Table {
                     continue;
                 }
             }
-            visit(&row)?;
+            visit(&engine_key, &value, &row)?;
             visited += 1;
         }
         Ok(visited)
+    }
+}
+
+/// Rows of one table copied out of a scan ([`Table::scan_row_chunks`]): the stored keys and
+/// values back to back in one buffer.
+#[derive(Debug, Clone)]
+pub struct RowChunk {
+    table_id: u32,
+    bytes: Vec<u8>,
+    /// Per row: where its key ends and where its value ends in `bytes`.
+    ends: Vec<(usize, usize)>,
+}
+
+/// Bytes reserved per row of a new chunk (a typical key and value; the buffer grows as needed).
+const CHUNK_ROW_BYTES: usize = 256;
+
+impl RowChunk {
+    fn new(table_id: u32, rows: usize) -> Self {
+        Self {
+            table_id,
+            bytes: Vec::with_capacity(rows.saturating_mul(CHUNK_ROW_BYTES)),
+            ends: Vec::with_capacity(rows),
+        }
+    }
+
+    fn push(&mut self, engine_key: &[u8], value: &[u8]) {
+        self.bytes.extend_from_slice(engine_key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        self.ends.push((key_end, self.bytes.len()));
+    }
+
+    /// Number of rows.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether the chunk holds no row.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The rows, in scan order.
+    pub fn rows(&self) -> impl Iterator<Item = Result<RowRef<'_>>> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(key_end, value_end)| {
+            let engine_key = self.bytes.get(start..key_end).unwrap_or_default();
+            let value = self.bytes.get(key_end..value_end).unwrap_or_default();
+            start = value_end;
+            row_ref(self.table_id, engine_key, value)
+        })
     }
 }
 

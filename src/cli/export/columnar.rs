@@ -9,16 +9,22 @@
 //! is exactly what a full schema scan followed by one write pass produces.
 
 use std::path::Path;
+use std::sync::mpsc::sync_channel;
 
 use indicatif::ProgressBar;
-use strata::{RowRef, Table};
+use strata::{RowChunk, RowRef, Table};
 
+use super::ExportFormat;
 use super::csv_file::CsvFile;
 use super::parquet::{self, BatchBuilder};
 use super::schema::{ExportSchema, SchemaScan, Stop};
 use super::writer::ParquetWriter;
-use super::{ExportFormat, progress_tick};
 use crate::cli::error::{CliError, Result};
+
+/// Rows per chunk handed from the scanning thread to the building one.
+const CHUNK_ROWS: usize = 4096;
+/// Chunks queued between the two.
+const CHUNKS_IN_FLIGHT: usize = 2;
 
 /// A file receiving rows.
 enum Sink {
@@ -129,7 +135,10 @@ fn schema_of(
     Ok((scan.finish(), complete))
 }
 
-/// One write pass with `schema`.
+/// One write pass with `schema`, on up to three threads: this one scans and copies the rows
+/// out in chunks, a builder thread turns them into the output (for Parquet, record batches),
+/// and the Parquet writer's thread encodes them. The stages are of similar cost, so two
+/// cores stay busy; bounded channels between them bound memory.
 fn write(
     table: &Table,
     filter: Option<&str>,
@@ -140,13 +149,31 @@ fn write(
     bar: &ProgressBar,
 ) -> std::result::Result<u64, Stop> {
     let mut sink = Sink::create(format, path, schema, group_rows)?;
-    let mut count = 0u64;
-    table.scan_rows(filter, |row| {
-        sink.push(row)?;
-        count += 1;
-        progress_tick(bar, count);
-        Ok::<_, Stop>(())
-    })?;
-    sink.finish()?;
-    Ok(count)
+    std::thread::scope(|scope| {
+        let (sender, receiver) = sync_channel::<RowChunk>(CHUNKS_IN_FLIGHT);
+        let builder = scope.spawn(move || -> std::result::Result<u64, Stop> {
+            let mut count = 0u64;
+            for chunk in receiver {
+                for row in chunk.rows() {
+                    sink.push(&row?)?;
+                }
+                count += chunk.len() as u64;
+                bar.set_position(count);
+            }
+            sink.finish()?;
+            Ok(count)
+        });
+        let scanned = table.scan_row_chunks(filter, CHUNK_ROWS, |chunk| {
+            // A closed channel means the builder stopped: its result says why.
+            sender.send(chunk).map_err(|_| Stop::SampleFull)
+        });
+        drop(sender);
+        let built = builder
+            .join()
+            .unwrap_or_else(|_| Err(CliError::Io("the export thread panicked".to_owned()).into()));
+        match (scanned, built) {
+            (Err(Stop::SampleFull) | Ok(_), built) => built,
+            (Err(stop), _) => Err(stop),
+        }
+    })
 }
