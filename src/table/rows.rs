@@ -57,7 +57,10 @@ impl Table {
         filter: Option<&str>,
         mut visit: impl FnMut(&RowRef<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<u64, E> {
-        self.scan_raw(filter, |_, _, row| visit(row))
+        self.scan_raw(filter, true, |engine_key, value, row| match row {
+            Some(row) => visit(row),
+            None => visit(&row_ref(self.state()?.id, engine_key, value)?),
+        })
     }
 
     /// Like [`Self::scan_rows`], but hands the matching rows over in owned chunks of up to
@@ -75,7 +78,7 @@ impl Table {
         let table_id = self.state()?.id;
         let chunk_rows = chunk_rows.max(1);
         let mut chunk = RowChunk::new(table_id, chunk_rows);
-        let visited = self.scan_raw(filter, |engine_key, value, _| {
+        let visited = self.scan_raw(filter, false, |engine_key, value, _| {
             chunk.push(engine_key, value);
             if chunk.len() >= chunk_rows {
                 let full = std::mem::replace(&mut chunk, RowChunk::new(table_id, chunk_rows));
@@ -90,11 +93,13 @@ impl Table {
     }
 
     /// The scan behind [`Self::scan_rows`]: `visit` gets each matching row's engine key and
-    /// value along with its parsed view.
+    /// value, with its parsed view when `parse` is set or the filter needed it (a chunked scan
+    /// leaves parsing to the thread that reads the chunk).
     fn scan_raw<E: From<TableError>>(
         &self,
         filter: Option<&str>,
-        mut visit: impl FnMut(&[u8], &[u8], &RowRef<'_>) -> std::result::Result<(), E>,
+        parse: bool,
+        mut visit: impl FnMut(&[u8], &[u8], Option<&RowRef<'_>>) -> std::result::Result<(), E>,
     ) -> std::result::Result<u64, E> {
         let filter = filter
             .map(Filter::parse)
@@ -112,8 +117,12 @@ impl Table {
         // The owned iterator today; a borrowed cursor slots in here without changing callers.
         for item in snapshot.range(&start[..]..&end[..]) {
             let (engine_key, value) = item.map_err(TableError::from)?;
-            let row = row_ref(table_id, &engine_key, &value)?;
-            if let Some(filter) = &filter {
+            let row = if parse || filter.is_some() {
+                Some(row_ref(table_id, &engine_key, &value)?)
+            } else {
+                None
+            };
+            if let (Some(filter), Some(row)) = (&filter, &row) {
                 let encoded = EncodedEntity {
                     partition_key: row.partition_key,
                     row_key: row.row_key,
@@ -126,7 +135,7 @@ impl Table {
                     continue;
                 }
             }
-            visit(&engine_key, &value, &row)?;
+            visit(&engine_key, &value, row.as_ref())?;
             visited += 1;
         }
         Ok(visited)
