@@ -42,7 +42,12 @@ impl Sink {
         Ok(match format {
             ExportFormat::Parquet => Self::Parquet(
                 BatchBuilder::new(schema, group_rows),
-                ParquetWriter::create(path, parquet::arrow_schema(schema), group_rows)?,
+                ParquetWriter::create(
+                    path,
+                    parquet::arrow_schema(schema),
+                    group_rows,
+                    &parquet::plain_columns(schema),
+                )?,
             ),
             ExportFormat::Csv | ExportFormat::Jsonl => Self::Csv(CsvFile::create(path, schema)?),
         })

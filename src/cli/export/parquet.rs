@@ -180,6 +180,20 @@ pub fn arrow_schema(schema: &ExportSchema) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// The columns whose values are mostly distinct, written without a dictionary: RowKey (unique
+/// within a partition, usually an id or a time) and every Guid and Binary column.
+pub fn plain_columns(schema: &ExportSchema) -> Vec<String> {
+    std::iter::once(ROW_KEY.to_owned())
+        .chain(
+            schema
+                .columns
+                .iter()
+                .filter(|c| matches!(c.edm, EdmType::Guid | EdmType::Binary))
+                .map(|c| c.name.clone()),
+        )
+        .collect()
+}
+
 /// Length of a Guid's text form (`8-4-4-4-12` hex digits).
 const GUID_TEXT_LEN: usize = 36;
 

@@ -15,6 +15,7 @@ use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 
 use crate::cli::error::{CliError, Result};
 
@@ -24,10 +25,15 @@ const BATCHES_IN_FLIGHT: usize = 1;
 const FILE_BUFFER_BYTES: usize = 1 << 20;
 
 /// The writer properties of every export (docs/PERFORMANCE.md, "Parquet export", explains
-/// the choices): Snappy, dictionaries on (keys and low-cardinality strings shrink a lot),
+/// the choices): Snappy, dictionaries on (keys and low-cardinality strings shrink a lot) but
+/// for `plain_columns`, whose values are mostly distinct so a dictionary only costs time,
 /// statistics per column chunk only (page statistics cost time and readers rarely use them).
-fn properties(group_rows: usize) -> WriterProperties {
-    WriterProperties::builder()
+fn properties(group_rows: usize, plain_columns: &[String]) -> WriterProperties {
+    plain_columns
+        .iter()
+        .fold(WriterProperties::builder(), |builder, column| {
+            builder.set_column_dictionary_enabled(ColumnPath::from(column.as_str()), false)
+        })
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_size(group_rows)
         .set_statistics_enabled(EnabledStatistics::Chunk)
@@ -44,12 +50,19 @@ pub struct ParquetWriter {
 }
 
 impl ParquetWriter {
-    /// Creates `path` and starts the writer thread.
-    pub fn create(path: &Path, schema: SchemaRef, group_rows: usize) -> Result<Self> {
+    /// Creates `path` and starts the writer thread; `plain_columns` are written without a
+    /// dictionary.
+    pub fn create(
+        path: &Path,
+        schema: SchemaRef,
+        group_rows: usize,
+        plain_columns: &[String],
+    ) -> Result<Self> {
         let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
         let out = BufWriter::with_capacity(FILE_BUFFER_BYTES, file);
-        let mut writer = ArrowWriter::try_new(out, schema, Some(properties(group_rows)))
-            .map_err(|e| CliError::io("write Parquet to", path, e))?;
+        let mut writer =
+            ArrowWriter::try_new(out, schema, Some(properties(group_rows, plain_columns)))
+                .map_err(|e| CliError::io("write Parquet to", path, e))?;
         let (sender, receiver) = sync_channel::<RecordBatch>(BATCHES_IN_FLIGHT);
         let shown = path.display().to_string();
         let aborted = Arc::new(AtomicBool::new(false));
