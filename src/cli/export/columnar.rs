@@ -9,6 +9,7 @@
 //! is exactly what a full schema scan followed by one write pass produces.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 
 use indicatif::ProgressBar;
@@ -108,7 +109,7 @@ fn finished(outcome: std::result::Result<u64, Stop>) -> Result<u64> {
     match outcome {
         Ok(rows) => Ok(rows),
         Err(Stop::Failed(err)) => Err(err),
-        Err(Stop::SchemaMiss | Stop::SampleFull) => Err(CliError::Corrupt(
+        Err(Stop::SchemaMiss | Stop::SampleFull | Stop::ConsumerGone) => Err(CliError::Corrupt(
             "the rows changed between the schema scan and the export".to_owned(),
         )),
     }
@@ -131,9 +132,9 @@ fn schema_of(
         Ok(_) => true,
         Err(Stop::SampleFull) => false,
         Err(Stop::Failed(err)) => return Err(err),
-        Err(Stop::SchemaMiss) => {
+        Err(Stop::SchemaMiss | Stop::ConsumerGone) => {
             return Err(CliError::Data(
-                "unexpected schema miss while sampling".to_owned(),
+                "the schema sample stopped for no reason".to_owned(),
             ));
         }
     };
@@ -154,8 +155,10 @@ fn write(
     bar: &ProgressBar,
 ) -> std::result::Result<u64, Stop> {
     let mut sink = Sink::create(format, path, schema, group_rows)?;
+    let scan_failed = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (sender, receiver) = sync_channel::<RowChunk>(CHUNKS_IN_FLIGHT);
+        let scan_failed = &scan_failed;
         let builder = scope.spawn(move || -> std::result::Result<u64, Stop> {
             let mut count = 0u64;
             for chunk in receiver {
@@ -165,19 +168,25 @@ fn write(
                 count += chunk.len() as u64;
                 bar.set_position(count);
             }
-            sink.finish()?;
+            // A scan that failed must not leave a file that looks complete: dropping the
+            // sink unfinished leaves a Parquet file without its footer.
+            if !scan_failed.load(Ordering::Acquire) {
+                sink.finish()?;
+            }
             Ok(count)
         });
         let scanned = table.scan_row_chunks(filter, CHUNK_ROWS, |chunk| {
-            // A closed channel means the builder stopped: its result says why.
-            sender.send(chunk).map_err(|_| Stop::SampleFull)
+            sender.send(chunk).map_err(|_| Stop::ConsumerGone)
         });
+        if scanned.is_err() {
+            scan_failed.store(true, Ordering::Release);
+        }
         drop(sender);
         let built = builder
             .join()
             .unwrap_or_else(|_| Err(CliError::Io("the export thread panicked".to_owned()).into()));
         match (scanned, built) {
-            (Err(Stop::SampleFull) | Ok(_), built) => built,
+            (Ok(_) | Err(Stop::ConsumerGone), built) => built,
             (Err(stop), _) => Err(stop),
         }
     })

@@ -130,9 +130,6 @@ impl Builder {
     }
 
     fn append_nulls(&mut self, n: usize) {
-        if n == 0 {
-            return;
-        }
         match self {
             Self::String(b) => b.append_nulls(n),
             Self::Binary(b) => b.append_nulls(n),
@@ -286,7 +283,9 @@ impl BatchBuilder {
                 )
                 .into());
             }
-            builder.append_nulls(self.rows - filled);
+            if filled < self.rows {
+                builder.append_nulls(self.rows - filled);
+            }
             let value = property.value_ref().map_err(|e| corrupt_row(row, e))?;
             if !builder.append(value) {
                 return Err(Stop::SchemaMiss);

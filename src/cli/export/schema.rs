@@ -75,6 +75,8 @@ pub enum Stop {
     /// A row holds a property type, or a DateTime, that the schema has no column for: the
     /// schema came from a sample and the whole table must be scanned for it.
     SchemaMiss,
+    /// The thread consuming the rows stopped; its own result says why.
+    ConsumerGone,
     /// A real failure.
     Failed(CliError),
 }
