@@ -214,3 +214,63 @@ fn row_ref<'a>(table_id: u32, engine_key: &'a [u8], value: &'a [u8]) -> Result<R
         properties,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
+    use crate::{Account, TableError};
+
+    fn table_of_five() -> (tempfile::TempDir, crate::Table) {
+        let dir = tempfile::tempdir().unwrap();
+        let account = Account::open(dir.path().join("db")).unwrap();
+        account.create_table("Items").unwrap();
+        let table = account.table("Items").unwrap();
+        for i in 0..5 {
+            let mut entity = Entity::new(
+                PartitionKey::new("p").unwrap(),
+                RowKey::new(i.to_string()).unwrap(),
+            );
+            entity
+                .set(PropertyName::new("N").unwrap(), Value::Int32(i))
+                .unwrap();
+            table.insert(&entity).unwrap();
+        }
+        (dir, table)
+    }
+
+    #[test]
+    fn chunks_hold_every_matching_row_in_order() {
+        let (_dir, table) = table_of_five();
+        let mut chunks = Vec::new();
+        let seen = table
+            .scan_row_chunks(Some("N ge 1"), 2, |chunk| {
+                let keys: Vec<String> = chunk
+                    .rows()
+                    .map(|row| row.unwrap().row_key.to_owned())
+                    .collect();
+                chunks.push(keys);
+                Ok::<_, TableError>(())
+            })
+            .unwrap();
+        assert_eq!(seen, 4);
+        assert_eq!(chunks, [vec!["1", "2"], vec!["3", "4"]]);
+    }
+
+    #[test]
+    fn rows_expose_keys_timestamp_and_properties() {
+        let (_dir, table) = table_of_five();
+        let mut values = Vec::new();
+        let seen = table
+            .scan_rows(Some("RowKey lt '2'"), |row| {
+                assert_eq!(row.partition_key, "p");
+                assert!(row.timestamp.ticks() > 0);
+                values.push(row.properties.get("N").unwrap());
+                Ok::<_, TableError>(())
+            })
+            .unwrap();
+        assert_eq!(seen, 2);
+        assert_eq!(values, [Some(Value::Int32(0)), Some(Value::Int32(1))]);
+    }
+}
