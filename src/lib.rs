@@ -17,6 +17,6 @@ pub mod server;
 pub mod table;
 
 pub use table::{
-    Account, Batch, ContinuationToken, ETag, IfMatch, Options, Page, Query, QueryIter,
-    StoredEntity, Table, TableError, TablePage, TableQuery, TimeSource,
+    Account, Batch, ContinuationToken, ETag, IfMatch, Options, Page, Query, QueryIter, RowChunk,
+    RowRef, StoredEntity, Table, TableError, TablePage, TableQuery, TimeSource,
 };

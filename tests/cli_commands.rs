@@ -284,3 +284,52 @@ fn every_command_help_has_an_example() {
     let top = s.run(&["--help"]).ok();
     assert!(top.contains("Exit status"));
 }
+
+/// Flips one byte inside every occurrence of `marker` in `bytes`; returns how many it hit.
+fn corrupt_every(bytes: &mut [u8], marker: &[u8]) -> usize {
+    let mut hits = 0;
+    let mut at = 0;
+    while let Some(pos) = bytes[at..].windows(marker.len()).position(|w| w == marker) {
+        let hit = at + pos;
+        bytes[hit + marker.len() / 2] ^= 0x5A;
+        hits += 1;
+        at = hit + marker.len();
+    }
+    hits
+}
+
+#[test]
+fn check_reports_every_corruption_with_its_offset() {
+    use strata::engine::{Durability, Engine, Options, WriteBatch};
+    const CORRUPT: i32 = 5;
+    let s = Scratch::new();
+    // Two uncompressed SSTs that stay apart (no compaction), each holding one marker value.
+    let options = Options {
+        background_compaction: false,
+        l0_compaction_trigger: 100,
+        ..Options::default()
+    };
+    let engine = Engine::open(&s.db, options).unwrap();
+    for (key, marker) in [(&b"a"[..], &b"FIRSTMARKER"[..]), (b"b", b"SECONDMARKER")] {
+        let mut batch = WriteBatch::new();
+        batch.put(key, marker);
+        engine.write(&batch, Durability::Sync).unwrap();
+        engine.flush().unwrap();
+    }
+    engine.close().unwrap();
+    assert_eq!(s.run(&["check"]).json()[0]["value"], "clean");
+    let mut bytes = std::fs::read(&s.db).unwrap();
+    assert!(corrupt_every(&mut bytes, b"FIRSTMARKER") > 0);
+    assert!(corrupt_every(&mut bytes, b"SECONDMARKER") > 0);
+    std::fs::write(&s.db, &bytes).unwrap();
+    let run = s.run(&["check"]);
+    let err = run.stderr();
+    assert_eq!(run.code(), CORRUPT, "{err}");
+    let offsets: std::collections::BTreeSet<&str> = err
+        .lines()
+        .filter_map(|line| line.strip_prefix("corruption at file offset "))
+        .filter_map(|rest| rest.split(':').next())
+        .collect();
+    assert_eq!(offsets.len(), 2, "both places reported:\n{err}");
+    assert!(err.contains("2 problem(s) found"), "{err}");
+}

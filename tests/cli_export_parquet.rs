@@ -160,3 +160,49 @@ fn parquet_export_is_read_back_by_pyarrow_with_every_edm_value() {
     assert_eq!(rows[2]["Old"], -11_644_473_600_000_000_i64);
     assert_eq!(rows[2]["T"], false);
 }
+
+#[test]
+fn parquet_schema_covers_types_first_seen_after_the_sampled_rows() {
+    let s = Scratch::new();
+    // The schema is sampled from the first row group (2 rows here); row 3 brings a new
+    // property and a DateTime before 1677, which must turn `W` into microseconds.
+    let rows = [
+        r#"{"PartitionKey":"p","RowKey":"1","W":"2024-05-01T12:00:00.1234567Z","W@odata.type":"Edm.DateTime"}"#,
+        r#"{"PartitionKey":"p","RowKey":"2","V":1}"#,
+        r#"{"PartitionKey":"p","RowKey":"3","W":"1601-01-01T00:00:00Z","W@odata.type":"Edm.DateTime","Late":"x"}"#,
+    ];
+    let input = s.file("in.jsonl", &rows.join("\n"));
+    s.run(&["import", "Tab1", input.to_str().unwrap(), "--strict"])
+        .ok();
+    let out = s.path("out.parquet");
+    s.run(&[
+        "export",
+        "Tab1",
+        out.to_str().unwrap(),
+        "--row-group-rows",
+        "2",
+    ])
+    .ok();
+    let read = Command::new(python_with_pyarrow())
+        .args(["-c", READER])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let text = String::from_utf8(read.stdout).unwrap();
+    let mut lines = text.lines();
+    let schema: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(schema["W"], "timestamp[us, tz=UTC]");
+    assert_eq!(schema["Late"], "string");
+    assert_eq!(schema["V"], "int32");
+    let rows: Vec<serde_json::Value> = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0]["W"], 1_714_564_800_123_456_i64);
+    assert_eq!(rows[1]["V"], 1);
+    assert_eq!(rows[2]["W"], -11_644_473_600_000_000_i64);
+    assert_eq!(rows[2]["Late"], "x");
+}

@@ -121,6 +121,37 @@ fn export_jsonl_and_csv_round_trip_through_import() {
 }
 
 #[test]
+fn export_csv_header_has_types_first_seen_after_the_sampled_rows() {
+    let s = Scratch::new();
+    let input = s.file(
+        "in.jsonl",
+        "{\"PartitionKey\":\"a\",\"RowKey\":\"1\",\"V\":1}\n\
+         {\"PartitionKey\":\"a\",\"RowKey\":\"2\",\"V\":2}\n\
+         {\"PartitionKey\":\"a\",\"RowKey\":\"3\",\"V\":\"three\",\"Late\":true}\n",
+    );
+    s.run(&["import", "Tab1", input.to_str().unwrap()]).ok();
+    let out = s.path("out.csv");
+    // A sample of one row sees only V as Int32; the export must still hold every column.
+    s.run(&[
+        "export",
+        "Tab1",
+        out.to_str().unwrap(),
+        "--row-group-rows",
+        "1",
+    ])
+    .ok();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "PartitionKey,RowKey,Timestamp,Late,V#Int32,V#String"
+    );
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[1].ends_with(",,1,"), "{text}");
+    assert!(lines[3].ends_with(",true,,three"), "{text}");
+}
+
+#[test]
 fn export_all_tables_writes_one_file_per_table() {
     let s = Scratch::new();
     s.run(&["tables", "create", "Alpha"]).ok();

@@ -313,26 +313,11 @@ fn export(readings: &Table, db: &Path) -> Result<()> {
     let out = db.with_extension("parquet");
     let filter = Some(format!("PartitionKey lt '{}'", device(DEVICES / 10)));
     let t = Instant::now();
-    let rows = || {
-        readings.query_all(Query {
-            filter: filter.clone(),
-            ..Query::default()
-        })
-    };
-    let mut scan = super::export::SchemaScan::default();
-    for row in rows() {
-        scan.add(&row?);
-    }
-    let schema = scan.finish();
-    let mut sink = super::export::ParquetSink::create(&out, &schema, EXPORT_GROUP_ROWS)?;
-    for row in rows() {
-        sink.push(&row?)?;
-    }
-    sink.finish()?;
+    let rows = super::export::export_parquet(readings, filter.as_deref(), &out, EXPORT_GROUP_ROWS)?;
     step(
         "export 100 devices to Parquet",
         t,
-        &format!("{} entities -> {}", schema.rows, out.display()),
+        &format!("{rows} entities -> {}", out.display()),
     );
     Ok(())
 }

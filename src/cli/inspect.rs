@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{Value as Json, json};
 use strata::codec::{key, property};
-use strata::engine::Engine;
+use strata::engine::{CHECK_MAX_PROBLEMS, Engine};
 use strata::{Query, StoredEntity};
 
 use super::error::{CliError, Result};
@@ -90,27 +90,40 @@ pub fn stats(global: &Global) -> Result<()> {
     print_records(global.format, &["stat", "value"], &rows)
 }
 
-/// Runs `check`: exit 0 when clean, 5 with the offset of the problem.
+/// Runs `check`: exit 0 when clean, 5 with the offset of every problem (one per line).
 pub fn check(global: &Global) -> Result<()> {
     require_file(&global.db)?;
-    match Engine::check(&global.db) {
-        Ok(report) => {
-            let rows = vec![
-                vec![json!("result"), json!("clean")],
-                vec![json!("generation"), json!(report.generation)],
-                vec![json!("ssts"), json!(report.ssts)],
-                vec![json!("entries"), json!(report.entries)],
-                vec![json!("wal_records"), json!(report.wal_records)],
-                vec![json!("file_bytes"), json!(report.file_bytes)],
-            ];
-            print_records(global.format, &["check", "value"], &rows)
-        }
-        Err(err @ strata::engine::Error::Corruption { .. }) => Err(CliError::Corrupt(format!(
-            "{}: {err}\nhint: restore from a snapshot, or export what still reads with `strata export`",
-            global.db.display()
-        ))),
-        Err(err) => Err(CliError::from(err).context(&global.db.display().to_string())),
+    let report = Engine::check_all(&global.db)
+        .map_err(|e| CliError::from(e).context(&global.db.display().to_string()))?;
+    if report.is_clean() {
+        let rows = vec![
+            vec![json!("result"), json!("clean")],
+            vec![json!("generation"), json!(report.generation)],
+            vec![json!("ssts"), json!(report.ssts)],
+            vec![json!("entries"), json!(report.entries)],
+            vec![json!("wal_records"), json!(report.wal_records)],
+            vec![json!("file_bytes"), json!(report.file_bytes)],
+        ];
+        return print_records(global.format, &["check", "value"], &rows);
     }
+    let found = report.problems.len() as u64 + report.problems_omitted;
+    let mut message = format!("{}: {found} problem(s) found", global.db.display());
+    for problem in &report.problems {
+        message.push_str(&format!(
+            "\ncorruption at file offset {}: {}",
+            problem.offset, problem.what
+        ));
+    }
+    if report.problems_omitted > 0 {
+        message.push_str(&format!(
+            "\n... and {} more (only the first {CHECK_MAX_PROBLEMS} are listed)",
+            report.problems_omitted
+        ));
+    }
+    message.push_str(
+        "\nhint: restore from a snapshot, or export what still reads with `strata export`",
+    );
+    Err(CliError::Corrupt(message))
 }
 
 /// Runs `compact`.

@@ -24,7 +24,7 @@ mod version;
 pub mod wal;
 
 pub use batch::{BatchDecodeError, BatchOp, WriteBatch};
-pub use check::CheckReport;
+pub use check::{CHECK_MAX_PROBLEMS, CheckProblem, CheckReport};
 pub use db::Engine;
 pub use error::{Error, Result};
 pub use iter::RangeIter;

@@ -20,6 +20,7 @@ mod locks;
 mod ops;
 mod options;
 mod row;
+mod rows;
 mod scan;
 mod table_list;
 
@@ -31,5 +32,6 @@ pub use error::{Result, TableError};
 pub use etag::{ETag, IfMatch};
 pub use options::{Options, SystemTime, TimeSource};
 pub use row::StoredEntity;
+pub use rows::{RowChunk, RowRef};
 pub use scan::{Page, Query, QueryIter};
 pub use table_list::{TablePage, TableQuery};

@@ -204,7 +204,7 @@ fn page_limit(top: Option<u32>) -> Result<usize> {
 /// The engine key range `[start, end)` holding every key of `scope` in table `table_id`, or
 /// `None` when no key can match. Always a superset: rows are re-checked against the scope, so
 /// a bound that cannot be mapped exactly (one holding U+0000) is simply dropped.
-fn key_range(table_id: u32, scope: &KeyScope) -> Option<(Vec<u8>, Vec<u8>)> {
+pub(super) fn key_range(table_id: u32, scope: &KeyScope) -> Option<(Vec<u8>, Vec<u8>)> {
     let table = key::table_prefix(table_id);
     let with = |parts: &[&[u8]]| -> Vec<u8> {
         let mut out = table.to_vec();

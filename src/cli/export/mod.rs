@@ -1,13 +1,19 @@
 //! `strata export`: one table, a filtered table or every table to JSON Lines, CSV or Parquet.
 //!
-//! CSV and Parquet need their columns before the first row, so they read the rows twice: a
-//! first pass collects the union of property names and types ([`schema::SchemaScan`]), the
-//! second writes. Both passes stream page by page, so memory is bounded by one page plus one
-//! Parquet row group, whatever the table size. The file is opened read-only (a shared lock),
-//! so no writer can change the rows between the passes.
+//! CSV and Parquet need their columns before the first row: [`columnar`] takes them from a
+//! sample of the rows (names and type tags only) and writes in one pass, rescanning the whole
+//! table only when a later row brings a property type the sample missed. Columns are built
+//! straight from the borrowed stored values (`Table::scan_rows`, no entity is decoded), and
+//! Parquet is encoded on a second thread ([`writer::ParquetWriter`]). Memory is bounded by a
+//! few row groups, whatever the table size. The file is opened read-only (a shared lock), so
+//! no writer can change the rows between passes.
 
+mod columnar;
+mod columns;
+mod csv_file;
 mod parquet;
 mod schema;
+mod writer;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,18 +21,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use strata::model::Value;
 use strata::{Account, Query, StoredEntity, Table};
 
 use super::error::{CliError, Result};
-use super::json::{PARTITION_KEY, ROW_KEY, TIMESTAMP, entity_to_json};
+use super::json::entity_to_json;
 use super::{Global, progress};
-pub use parquet::ParquetSink;
-use schema::ExportSchema;
-pub use schema::SchemaScan;
 
 /// Rows per Parquet row group.
 const DEFAULT_ROW_GROUP_ROWS: usize = 64 * 1024;
+/// Rows between two updates of the progress bar.
+const PROGRESS_EVERY: u64 = 4096;
 
 /// Output format of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -141,96 +145,61 @@ fn export_table(
     args: &ExportArgs,
 ) -> Result<u64> {
     let table = account.table(name)?;
-    let filter = args.filter.as_ref();
-    // Parse the filter before creating the output file.
+    let filter = args.filter.as_deref();
+    // Resolve the table and parse the filter before creating the output file.
     table.query(&Query {
-        filter: filter.cloned(),
+        filter: args.filter.clone(),
         top: Some(1),
         ..Query::default()
     })?;
-    let schema = match format {
-        ExportFormat::Jsonl => None,
-        ExportFormat::Csv | ExportFormat::Parquet => {
-            let bar = progress::counter("scanning");
-            let mut scan = SchemaScan::default();
-            for row in rows(&table, filter) {
-                scan.add(&row?);
-                bar.inc(1);
-            }
-            bar.finish_and_clear();
-            Some(scan.finish())
-        }
-    };
-    let bar = match &schema {
-        Some(s) => progress::bar(s.rows, "exporting"),
-        None => progress::counter("exporting"),
-    };
-    let mut count = 0;
-    match (format, schema) {
-        (ExportFormat::Parquet, Some(schema)) => {
-            let mut sink = parquet::ParquetSink::create(path, &schema, args.row_group_rows)?;
-            for row in rows(&table, filter) {
-                sink.push(&row?)?;
-                count += 1;
-                bar.inc(1);
-            }
-            sink.finish()?;
-        }
-        (ExportFormat::Csv, Some(schema)) => {
-            count = write_csv(&table, filter, path, &schema, &bar)?;
-        }
-        _ => {
-            let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
-            let mut out = BufWriter::new(file);
-            for row in rows(&table, filter) {
-                serde_json::to_writer(&mut out, &entity_to_json(&row?))
-                    .map_err(|e| CliError::io("write", path, e))?;
-                out.write_all(b"\n")
-                    .map_err(|e| CliError::io("write", path, e))?;
-                count += 1;
-                bar.inc(1);
-            }
-            out.flush().map_err(|e| CliError::io("write", path, e))?;
-        }
+    if format == ExportFormat::Jsonl {
+        return write_jsonl(&table, args.filter.as_ref(), path);
     }
+    let bar = progress::counter("exporting");
+    let count = columnar::export(&table, filter, path, format, args.row_group_rows, &bar)?;
     bar.finish_and_clear();
     Ok(count)
 }
 
-fn write_csv(
+/// Exports the rows of `table` matching `filter` to a Parquet file at `path`, without a
+/// progress bar; returns the number of rows written.
+pub fn export_parquet(
     table: &Table,
-    filter: Option<&String>,
+    filter: Option<&str>,
     path: &Path,
-    schema: &ExportSchema,
-    bar: &indicatif::ProgressBar,
+    group_rows: usize,
 ) -> Result<u64> {
-    let mut w = csv::Writer::from_path(path).map_err(|e| CliError::io("create", path, e))?;
-    let mut header = vec![PARTITION_KEY, ROW_KEY, TIMESTAMP];
-    header.extend(schema.columns.iter().map(|c| c.name.as_str()));
-    w.write_record(&header)
-        .map_err(|e| CliError::io("write", path, e))?;
+    columnar::export(
+        table,
+        filter,
+        path,
+        ExportFormat::Parquet,
+        group_rows,
+        &indicatif::ProgressBar::hidden(),
+    )
+}
+
+/// Moves the progress bar every [`PROGRESS_EVERY`] rows: cheaper than a tick per row.
+fn progress_tick(bar: &indicatif::ProgressBar, rows: u64) {
+    if rows.is_multiple_of(PROGRESS_EVERY) {
+        bar.set_position(rows);
+    }
+}
+
+fn write_jsonl(table: &Table, filter: Option<&String>, path: &Path) -> Result<u64> {
+    let bar = progress::counter("exporting");
+    let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
+    let mut out = BufWriter::new(file);
     let mut count = 0;
-    let mut record: Vec<String> = Vec::with_capacity(header.len());
     for row in rows(table, filter) {
-        let row = row?;
-        let e = &row.entity;
-        record.clear();
-        record.push(e.partition_key().as_str().to_owned());
-        record.push(e.row_key().as_str().to_owned());
-        record.push(row.timestamp().to_iso8601());
-        for c in &schema.columns {
-            record.push(
-                e.get(&c.property)
-                    .filter(|v| v.edm_type() == c.edm)
-                    .map(Value::to_wire)
-                    .unwrap_or_default(),
-            );
-        }
-        w.write_record(&record)
+        serde_json::to_writer(&mut out, &entity_to_json(&row?))
+            .map_err(|e| CliError::io("write", path, e))?;
+        out.write_all(b"\n")
             .map_err(|e| CliError::io("write", path, e))?;
         count += 1;
-        bar.inc(1);
+        progress_tick(&bar, count);
     }
-    w.flush().map_err(|e| CliError::io("write", path, e))?;
+    out.flush().map_err(|e| CliError::io("write", path, e))?;
+    bar.finish_and_clear();
     Ok(count)
 }

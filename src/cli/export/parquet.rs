@@ -1,23 +1,21 @@
-//! Parquet output: EDM types mapped to Arrow types (docs/FORMAT.md, "Parquet export mapping"),
-//! written in row groups so memory stays bounded by one group.
+//! Parquet output: EDM types mapped to Arrow types (docs/FORMAT.md, "Parquet export mapping").
+//! Rows are turned into Arrow record batches here, straight from the borrowed stored values;
+//! [`super::writer`] encodes and writes them on a second thread.
 
-use std::fs::File;
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
-    TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder,
+    StringBuilder, TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
-use strata::StoredEntity;
-use strata::model::{DateTime, EdmType, Value};
+use strata::RowRef;
+use strata::codec::property::ValueRef;
+use strata::model::{DateTime, EdmType, Guid};
 
-use super::schema::{Column, ExportSchema};
+use super::columns::ColumnMap;
+use super::schema::{ExportSchema, Stop, corrupt_row};
 use crate::cli::error::{CliError, Result};
 use crate::cli::json::{PARTITION_KEY, ROW_KEY, TIMESTAMP};
 
@@ -39,19 +37,19 @@ enum Builder {
 }
 
 impl Builder {
-    fn new(edm: EdmType, fits_nanos: bool) -> Self {
+    fn new(edm: EdmType, fits_nanos: bool, rows: usize) -> Self {
         match edm {
-            EdmType::String | EdmType::Guid => Self::String(StringBuilder::new()),
-            EdmType::Binary => Self::Binary(BinaryBuilder::new()),
-            EdmType::Boolean => Self::Boolean(BooleanBuilder::new()),
-            EdmType::Int32 => Self::Int32(Int32Builder::new()),
-            EdmType::Int64 => Self::Int64(Int64Builder::new()),
-            EdmType::Double => Self::Double(Float64Builder::new()),
+            EdmType::String | EdmType::Guid => Self::String(StringBuilder::with_capacity(rows, 0)),
+            EdmType::Binary => Self::Binary(BinaryBuilder::with_capacity(rows, 0)),
+            EdmType::Boolean => Self::Boolean(BooleanBuilder::with_capacity(rows)),
+            EdmType::Int32 => Self::Int32(Int32Builder::with_capacity(rows)),
+            EdmType::Int64 => Self::Int64(Int64Builder::with_capacity(rows)),
+            EdmType::Double => Self::Double(Float64Builder::with_capacity(rows)),
             EdmType::DateTime if fits_nanos => {
-                Self::Nanos(TimestampNanosecondBuilder::new().with_timezone(UTC))
+                Self::Nanos(TimestampNanosecondBuilder::with_capacity(rows).with_timezone(UTC))
             }
             EdmType::DateTime => {
-                Self::Micros(TimestampMicrosecondBuilder::new().with_timezone(UTC))
+                Self::Micros(TimestampMicrosecondBuilder::with_capacity(rows).with_timezone(UTC))
             }
         }
     }
@@ -75,46 +73,72 @@ impl Builder {
         }
     }
 
-    fn append_time(&mut self, t: DateTime) {
+    fn builder(&self) -> &dyn ArrayBuilder {
+        match self {
+            Self::String(b) => b,
+            Self::Binary(b) => b,
+            Self::Boolean(b) => b,
+            Self::Int32(b) => b,
+            Self::Int64(b) => b,
+            Self::Double(b) => b,
+            Self::Nanos(b) => b,
+            Self::Micros(b) => b,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.builder().len()
+    }
+
+    /// Appends `t`; false (and a null) when the column's unit cannot hold it, which only a
+    /// schema taken from a sample of the rows lets happen.
+    #[must_use]
+    fn append_time(&mut self, t: DateTime) -> bool {
         let nanos = t.to_unix_nanos();
-        match self {
-            // The schema pass chose nanoseconds only when every value fits.
-            Self::Nanos(b) => b.append_option(i64::try_from(nanos).ok()),
+        let value = match self {
+            Self::Nanos(_) => i64::try_from(nanos).ok(),
             // Microseconds cover 1601..=9999; the 100 ns digit is dropped (floor).
-            Self::Micros(b) => {
-                b.append_option(i64::try_from(nanos.div_euclid(NANOS_PER_MICRO)).ok());
-            }
-            _ => {}
-        }
-    }
-
-    /// Appends `value` (already known to be of this column's type) or a null.
-    fn append(&mut self, value: Option<&Value>) {
-        match (self, value) {
-            (Self::String(b), Some(Value::String(s))) => b.append_value(s),
-            (Self::String(b), Some(Value::Guid(g))) => b.append_value(g.to_string()),
-            (Self::Binary(b), Some(Value::Binary(v))) => b.append_value(v),
-            (Self::Boolean(b), Some(Value::Boolean(v))) => b.append_value(*v),
-            (Self::Int32(b), Some(Value::Int32(v))) => b.append_value(*v),
-            (Self::Int64(b), Some(Value::Int64(v))) => b.append_value(*v),
-            (Self::Double(b), Some(Value::Double(v))) => b.append_value(*v),
-            (this @ (Self::Nanos(_) | Self::Micros(_)), Some(Value::DateTime(t))) => {
-                this.append_time(*t);
-            }
-            (this, _) => this.append_null(),
-        }
-    }
-
-    fn append_null(&mut self) {
+            Self::Micros(_) => i64::try_from(nanos.div_euclid(NANOS_PER_MICRO)).ok(),
+            _ => None,
+        };
         match self {
-            Self::String(b) => b.append_null(),
-            Self::Binary(b) => b.append_null(),
-            Self::Boolean(b) => b.append_null(),
-            Self::Int32(b) => b.append_null(),
-            Self::Int64(b) => b.append_null(),
-            Self::Double(b) => b.append_null(),
-            Self::Nanos(b) => b.append_null(),
-            Self::Micros(b) => b.append_null(),
+            Self::Nanos(b) => b.append_option(value),
+            Self::Micros(b) => b.append_option(value),
+            _ => self.append_nulls(1),
+        }
+        value.is_some()
+    }
+
+    /// Appends `value`, of this column's type by construction of the column map; false when
+    /// a DateTime does not fit the column's unit.
+    #[must_use]
+    fn append(&mut self, value: ValueRef<'_>) -> bool {
+        match (self, value) {
+            (Self::String(b), ValueRef::String(s)) => b.append_value(s),
+            (Self::String(b), ValueRef::Guid(g)) => b.append_value(guid_text(&g).as_str()),
+            (Self::Binary(b), ValueRef::Binary(v)) => b.append_value(v),
+            (Self::Boolean(b), ValueRef::Boolean(v)) => b.append_value(v),
+            (Self::Int32(b), ValueRef::Int32(v)) => b.append_value(v),
+            (Self::Int64(b), ValueRef::Int64(v)) => b.append_value(v),
+            (Self::Double(b), ValueRef::Double(v)) => b.append_value(v),
+            (this @ (Self::Nanos(_) | Self::Micros(_)), ValueRef::DateTime(t)) => {
+                return this.append_time(t);
+            }
+            (this, _) => this.append_nulls(1),
+        }
+        true
+    }
+
+    fn append_nulls(&mut self, n: usize) {
+        match self {
+            Self::String(b) => b.append_nulls(n),
+            Self::Binary(b) => b.append_nulls(n),
+            Self::Boolean(b) => b.append_nulls(n),
+            Self::Int32(b) => b.append_nulls(n),
+            Self::Int64(b) => b.append_nulls(n),
+            Self::Double(b) => b.append_nulls(n),
+            Self::Nanos(b) => b.append_nulls(n),
+            Self::Micros(b) => b.append_nulls(n),
         }
     }
 
@@ -132,113 +156,185 @@ impl Builder {
     }
 }
 
-/// Streams entities into a Parquet file, one row group per `group_rows` rows.
-pub struct ParquetSink {
-    writer: ArrowWriter<File>,
+/// The Arrow schema of an export: keys, Timestamp, then one nullable column per property type.
+pub fn arrow_schema(schema: &ExportSchema) -> SchemaRef {
+    let mut fields = vec![
+        Field::new(PARTITION_KEY, DataType::Utf8, false),
+        Field::new(ROW_KEY, DataType::Utf8, false),
+        Field::new(
+            TIMESTAMP,
+            Builder::data_type(EdmType::DateTime, schema.timestamp_fits_nanos),
+            false,
+        ),
+    ];
+    for c in &schema.columns {
+        fields.push(Field::new(
+            &c.name,
+            Builder::data_type(c.edm, c.fits_nanos),
+            true,
+        ));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// The columns whose values are mostly distinct, written without a dictionary: RowKey (unique
+/// within a partition, usually an id or a time) and every Guid and Binary column.
+pub fn plain_columns(schema: &ExportSchema) -> Vec<String> {
+    std::iter::once(ROW_KEY.to_owned())
+        .chain(
+            schema
+                .columns
+                .iter()
+                .filter(|c| matches!(c.edm, EdmType::Guid | EdmType::Binary))
+                .map(|c| c.name.clone()),
+        )
+        .collect()
+}
+
+/// Length of a Guid's text form (`8-4-4-4-12` hex digits).
+const GUID_TEXT_LEN: usize = 36;
+
+/// The lowercase `8-4-4-4-12` text of a Guid, as `Guid`'s `Display` writes it, without the
+/// formatting machinery (which cost more than the rest of a row).
+fn guid_text(guid: &Guid) -> GuidText {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [b'-'; GUID_TEXT_LEN];
+    let mut at = 0;
+    for (index, byte) in guid.0.iter().enumerate() {
+        if matches!(index, 4 | 6 | 8 | 10) {
+            at += 1;
+        }
+        for nibble in [byte >> 4, byte & 0x0F] {
+            if let (Some(slot), Some(digit)) = (out.get_mut(at), HEX.get(usize::from(nibble))) {
+                *slot = *digit;
+            }
+            at += 1;
+        }
+    }
+    GuidText(out)
+}
+
+/// The text form of a Guid, on the stack.
+struct GuidText([u8; GUID_TEXT_LEN]);
+
+impl GuidText {
+    fn as_str(&self) -> &str {
+        // Only ASCII hex digits and hyphens are ever written.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+/// Builds record batches of up to `group_rows` rows from borrowed rows.
+pub struct BatchBuilder {
     schema: SchemaRef,
-    columns: Vec<Column>,
+    columns: ColumnMap,
     pk: StringBuilder,
     rk: StringBuilder,
     timestamp: Builder,
     builders: Vec<Builder>,
-    buffered: usize,
+    rows: usize,
     group_rows: usize,
-    path: String,
 }
 
-impl ParquetSink {
-    /// Creates `path` with the columns of `schema`.
-    pub fn create(path: &Path, schema: &ExportSchema, group_rows: usize) -> Result<Self> {
-        let mut fields = vec![
-            Field::new(PARTITION_KEY, DataType::Utf8, false),
-            Field::new(ROW_KEY, DataType::Utf8, false),
-            Field::new(
-                TIMESTAMP,
-                Builder::data_type(EdmType::DateTime, schema.timestamp_fits_nanos),
-                false,
-            ),
-        ];
-        for c in &schema.columns {
-            fields.push(Field::new(
-                &c.name,
-                Builder::data_type(c.edm, c.fits_nanos),
-                true,
-            ));
-        }
-        let arrow_schema = Arc::new(Schema::new(fields));
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_size(group_rows)
-            .build();
-        let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
-        let writer = ArrowWriter::try_new(file, arrow_schema.clone(), Some(props))
-            .map_err(|e| CliError::io("write Parquet to", path, e))?;
-        Ok(Self {
-            writer,
-            schema: arrow_schema,
-            columns: schema.columns.clone(),
-            pk: StringBuilder::new(),
-            rk: StringBuilder::new(),
-            timestamp: Builder::new(EdmType::DateTime, schema.timestamp_fits_nanos),
+impl BatchBuilder {
+    /// A builder for the columns of `schema`.
+    pub fn new(schema: &ExportSchema, group_rows: usize) -> Self {
+        Self {
+            schema: arrow_schema(schema),
+            columns: schema.column_map(),
+            pk: StringBuilder::with_capacity(group_rows, 0),
+            rk: StringBuilder::with_capacity(group_rows, 0),
+            timestamp: Builder::new(EdmType::DateTime, schema.timestamp_fits_nanos, group_rows),
             builders: schema
                 .columns
                 .iter()
-                .map(|c| Builder::new(c.edm, c.fits_nanos))
+                .map(|c| Builder::new(c.edm, c.fits_nanos, group_rows))
                 .collect(),
-            buffered: 0,
+            rows: 0,
             group_rows,
-            path: path.display().to_string(),
-        })
+        }
     }
 
-    /// Adds one row; writes a row group when enough are buffered.
-    pub fn push(&mut self, stored: &StoredEntity) -> Result<()> {
-        let e = &stored.entity;
-        self.pk.append_value(e.partition_key().as_str());
-        self.rk.append_value(e.row_key().as_str());
-        self.timestamp.append_time(stored.timestamp());
-        for (column, builder) in self.columns.iter().zip(&mut self.builders) {
-            let value = e
-                .get(&column.property)
-                .filter(|v| v.edm_type() == column.edm);
-            builder.append(value);
+    /// Adds one row; returns a batch when `group_rows` rows are buffered.
+    ///
+    /// # Errors
+    /// [`Stop::SchemaMiss`] for a property or DateTime the schema has no column for.
+    pub fn push(&mut self, row: &RowRef<'_>) -> Result<Option<RecordBatch>, Stop> {
+        self.pk.append_value(row.partition_key);
+        self.rk.append_value(row.row_key);
+        if !self.timestamp.append_time(row.timestamp) {
+            return Err(Stop::SchemaMiss);
         }
-        self.buffered += 1;
-        if self.buffered >= self.group_rows {
-            self.write_group()?;
+        for (position, property) in row.properties.iter().enumerate() {
+            let property = property.map_err(|e| corrupt_row(row, e))?;
+            let Some(builder) = self
+                .columns
+                .get(position, property.name(), property.edm_type())
+                .and_then(|column| self.builders.get_mut(column))
+            else {
+                return Err(Stop::SchemaMiss);
+            };
+            // Columns a row lacks are filled with nulls lazily, just before its next value.
+            let filled = builder.len();
+            if filled > self.rows {
+                return Err(corrupt_row(
+                    row,
+                    format!("property {:?} is stored twice", property.name()),
+                )
+                .into());
+            }
+            if filled < self.rows {
+                builder.append_nulls(self.rows - filled);
+            }
+            let value = property.value_ref().map_err(|e| corrupt_row(row, e))?;
+            if !builder.append(value) {
+                return Err(Stop::SchemaMiss);
+            }
         }
-        Ok(())
+        self.rows += 1;
+        if self.rows >= self.group_rows {
+            return Ok(Some(self.finish_batch()?));
+        }
+        Ok(None)
     }
 
-    fn write_group(&mut self) -> Result<()> {
-        if self.buffered == 0 {
-            return Ok(());
+    /// The rows buffered so far as one batch, if any.
+    pub fn finish(mut self) -> Result<Option<RecordBatch>> {
+        if self.rows == 0 {
+            return Ok(None);
         }
-        let mut arrays: Vec<ArrayRef> = vec![
-            Arc::new(self.pk.finish()),
-            Arc::new(self.rk.finish()),
-            self.timestamp.finish(),
-        ];
-        arrays.extend(self.builders.iter_mut().map(Builder::finish));
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| CliError::Data(format!("cannot build a Parquet row group: {e}")))?;
-        self.writer
-            .write(&batch)
-            .map_err(|e| CliError::Io(format!("cannot write {}: {e}", self.path)))?;
-        // Flush so the encoded group leaves memory now, not at close.
-        self.writer
-            .flush()
-            .map_err(|e| CliError::Io(format!("cannot write {}: {e}", self.path)))?;
-        self.buffered = 0;
-        Ok(())
+        self.finish_batch().map(Some)
     }
 
-    /// Writes the last row group and the footer.
-    pub fn finish(mut self) -> Result<()> {
-        self.write_group()?;
-        self.writer
-            .close()
-            .map_err(|e| CliError::Io(format!("cannot finish {}: {e}", self.path)))?;
-        Ok(())
+    fn finish_batch(&mut self) -> Result<RecordBatch> {
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.builders.len() + 3);
+        arrays.push(Arc::new(self.pk.finish()));
+        arrays.push(Arc::new(self.rk.finish()));
+        arrays.push(self.timestamp.finish());
+        for builder in &mut self.builders {
+            let filled = builder.len();
+            builder.append_nulls(self.rows.saturating_sub(filled));
+            arrays.push(builder.finish());
+        }
+        self.rows = 0;
+        RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| CliError::Data(format!("cannot build a Parquet row group: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guid_text_matches_the_display_form() {
+        for bytes in [
+            [0u8; 16],
+            [0xFF; 16],
+            *b"\x01\x23\x45\x67\x89\xab\xcd\xef\xfe\xdc\xba\x98\x76\x54\x32\x10",
+        ] {
+            let guid = Guid(bytes);
+            assert_eq!(guid_text(&guid).as_str(), guid.to_string());
+        }
     }
 }

@@ -1,9 +1,12 @@
-//! The columns of an export, found by a first pass over the rows.
+//! The columns of an export, found by a first pass that reads only property names and type
+//! tags (and the ticks of DateTime values), never decoding the other values.
 
-use std::collections::BTreeMap;
+use strata::codec::property::ValueRef;
+use strata::model::{DateTime, EdmType};
+use strata::{RowRef, TableError};
 
-use strata::StoredEntity;
-use strata::model::{DateTime, EdmType, Value};
+use super::columns::ColumnMap;
+use crate::cli::error::{CliError, Result};
 
 /// Separator between a property name and its type in the column of a property stored with
 /// several types (`Reading#Int64`); `#` cannot occur in a property name, so no clash.
@@ -29,14 +32,21 @@ pub struct ExportSchema {
     pub columns: Vec<Column>,
     /// Every Timestamp fits a nanosecond timestamp.
     pub timestamp_fits_nanos: bool,
-    /// Rows seen.
-    pub rows: u64,
 }
 
-/// Accumulates the union of property types over a stream of entities.
+impl ExportSchema {
+    /// A lookup from (property, type) to the index of its column.
+    pub fn column_map(&self) -> ColumnMap {
+        ColumnMap::with_columns(self.columns.iter().map(|c| (c.property.clone(), c.edm)))
+    }
+}
+
+/// Accumulates the union of property types over a stream of rows.
 #[derive(Debug)]
 pub struct SchemaScan {
-    types: BTreeMap<String, BTreeMap<EdmType, bool>>,
+    columns: ColumnMap,
+    /// Per column of `columns`: every value fits nanoseconds (always true but for DateTime).
+    fits_nanos: Vec<bool>,
     timestamp_fits_nanos: bool,
     rows: u64,
 }
@@ -44,7 +54,8 @@ pub struct SchemaScan {
 impl Default for SchemaScan {
     fn default() -> Self {
         Self {
-            types: BTreeMap::new(),
+            columns: ColumnMap::default(),
+            fits_nanos: Vec::new(),
             timestamp_fits_nanos: true,
             rows: 0,
         }
@@ -56,55 +67,106 @@ pub fn fits_nanos(t: DateTime) -> bool {
     i64::try_from(t.to_unix_nanos()).is_ok()
 }
 
+/// Why a pass over the rows ended before the last row.
+#[derive(Debug)]
+pub enum Stop {
+    /// The sample of the rows is complete.
+    SampleFull,
+    /// A row holds a property type, or a DateTime, that the schema has no column for: the
+    /// schema came from a sample and the whole table must be scanned for it.
+    SchemaMiss,
+    /// The thread consuming the rows stopped; its own result says why.
+    ConsumerGone,
+    /// A real failure.
+    Failed(CliError),
+}
+
+impl From<CliError> for Stop {
+    fn from(err: CliError) -> Self {
+        Self::Failed(err)
+    }
+}
+
+impl From<TableError> for Stop {
+    fn from(err: TableError) -> Self {
+        Self::Failed(err.into())
+    }
+}
+
+/// The error of a row whose stored properties do not decode.
+pub fn corrupt_row(row: &RowRef<'_>, err: impl std::fmt::Display) -> CliError {
+    CliError::Corrupt(format!(
+        "entity ({:?}, {:?}): {err}\nhint: run `strata check` for a full report",
+        row.partition_key, row.row_key
+    ))
+}
+
 impl SchemaScan {
-    /// Adds one entity.
-    pub fn add(&mut self, stored: &StoredEntity) {
+    /// Rows added so far.
+    pub const fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Adds one row.
+    pub fn add(&mut self, row: &RowRef<'_>) -> Result<()> {
         self.rows += 1;
-        self.timestamp_fits_nanos &= fits_nanos(stored.timestamp());
-        for (name, value) in stored.entity.properties() {
-            let fits = match value {
-                Value::DateTime(t) => fits_nanos(*t),
-                _ => true,
-            };
-            if let Some(by_type) = self.types.get_mut(name.as_str()) {
-                let entry = by_type.entry(value.edm_type()).or_insert(true);
-                *entry &= fits;
-            } else {
-                self.types.insert(
-                    name.as_str().to_owned(),
-                    BTreeMap::from([(value.edm_type(), fits)]),
-                );
+        self.timestamp_fits_nanos &= fits_nanos(row.timestamp);
+        for (position, property) in row.properties.iter().enumerate() {
+            let property = property.map_err(|e| corrupt_row(row, e))?;
+            let edm = property.edm_type();
+            let (column, new) = self.columns.get_or_insert(position, property.name(), edm);
+            if new {
+                // The name becomes a column name: hold it to the naming rules once.
+                property.property_name().map_err(|e| corrupt_row(row, e))?;
+                self.fits_nanos.push(true);
+            }
+            if edm == EdmType::DateTime
+                && let ValueRef::DateTime(t) =
+                    property.value_ref().map_err(|e| corrupt_row(row, e))?
+                && let Some(fits) = self.fits_nanos.get_mut(column)
+            {
+                *fits &= fits_nanos(t);
             }
         }
+        Ok(())
     }
 
     /// The columns: one per property, or one per (property, type) when a property was seen
-    /// with several types.
+    /// with several types; in property name order, then type order.
     pub fn finish(self) -> ExportSchema {
-        let mut columns = Vec::new();
-        for (property, by_type) in self.types {
-            let several = by_type.len() > 1;
-            for (edm, fits_nanos) in by_type {
-                let name = if several {
-                    format!(
-                        "{property}{TYPE_SEPARATOR}{}",
-                        edm.name().trim_start_matches("Edm.")
-                    )
-                } else {
-                    property.clone()
-                };
-                columns.push(Column {
-                    name,
-                    property: property.clone(),
-                    edm,
-                    fits_nanos,
-                });
-            }
+        let mut found: Vec<(String, EdmType, bool)> = self
+            .columns
+            .into_keys()
+            .into_iter()
+            .zip(self.fits_nanos)
+            .map(|((property, edm), fits)| (property, edm, fits))
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut columns = Vec::with_capacity(found.len());
+        for (index, (property, edm, fits_nanos)) in found.iter().enumerate() {
+            let same_name = |other: Option<&(String, EdmType, bool)>| {
+                other.is_some_and(|(name, _, _)| name == property)
+            };
+            let several = same_name(index.checked_sub(1).and_then(|i| found.get(i)))
+                || same_name(found.get(index + 1));
+            let name = if several {
+                format!(
+                    "{property}{TYPE_SEPARATOR}{}",
+                    edm.name().trim_start_matches("Edm.")
+                )
+            } else {
+                property.clone()
+            };
+            columns.push(Column {
+                name,
+                property: property.clone(),
+                edm: *edm,
+                fits_nanos: *fits_nanos,
+            });
         }
         ExportSchema {
             columns,
             timestamp_fits_nanos: self.timestamp_fits_nanos,
-            rows: self.rows,
         }
     }
 }
