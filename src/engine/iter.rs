@@ -24,6 +24,8 @@ pub struct MemSource {
     mem: Arc<Memtable>,
     /// First user key of interest.
     start: Vec<u8>,
+    /// Exclusive upper bound on user keys, if any.
+    end: Option<Vec<u8>>,
     /// The current chunk; only `buf[..len]` is filled.
     buf: Vec<MemEntry>,
     len: usize,
@@ -54,9 +56,13 @@ impl MemSource {
         };
         self.started = true;
         let after_ref = after.as_ref().map(|(key, seq)| (key.as_slice(), *seq));
-        self.len = self
-            .mem
-            .scan_into(&self.start, after_ref, MEM_SCAN_CHUNK, &mut self.buf);
+        self.len = self.mem.scan_into(
+            &self.start,
+            after_ref,
+            self.end.as_deref(),
+            MEM_SCAN_CHUNK,
+            &mut self.buf,
+        );
         self.exhausted = self.len < MEM_SCAN_CHUNK;
         self.pos = 0;
         Ok(self.len > 0)
@@ -77,11 +83,12 @@ pub enum Source {
 }
 
 impl Source {
-    /// A memtable source starting at `start`.
-    pub fn mem(mem: Arc<Memtable>, start: &[u8]) -> Self {
+    /// A memtable source over user keys `[start, end)` (`end = None`: to the last key).
+    pub fn mem(mem: Arc<Memtable>, start: &[u8], end: Option<&[u8]>) -> Self {
         Self::Mem(MemSource {
             mem,
             start: start.to_vec(),
+            end: end.map(<[u8]>::to_vec),
             buf: Vec::new(),
             len: 0,
             pos: 0,
@@ -315,7 +322,6 @@ impl Iterator for MergeIter {
 pub struct RangeIter {
     _view: Arc<ReadView>,
     merge: MergeIter,
-    end: Option<Vec<u8>>,
     read_seq: Seq,
     tombstones: Vec<RangeTombstone>,
     /// The user key of the last entry returned or skipped (only its newest version counts);
@@ -342,18 +348,24 @@ impl RangeIter {
         let bound = end.map_or(MAX_KEY_BOUND, |end| end);
         let mut sources: Vec<Source> = std::iter::once(&view.mem)
             .chain(&view.imms)
-            .map(|mem| Source::mem(Arc::clone(mem), start))
+            .map(|mem| Source::mem(Arc::clone(mem), start, end))
             .collect();
         let ssts: Vec<Arc<SstHandle>> = if empty {
             Vec::new()
         } else {
             view.version.ssts_in_range(start, end, prefix)
         };
-        sources.extend(ssts.iter().map(|sst| Source::Sst(sst.reader.iter(start))));
+        // Every source stops at `end` itself, so the merge never compares keys with it.
+        sources.extend(ssts.iter().map(|sst| {
+            let iter = sst.reader.iter(start);
+            Source::Sst(match end {
+                Some(end) => iter.with_upper_bound(end),
+                None => iter,
+            })
+        }));
         let tombstones = view.range_tombstones(start, bound, read_seq);
         Self {
             merge: MergeIter::new(sources),
-            end: end.map(<[u8]>::to_vec),
             read_seq,
             tombstones,
             last_key: Vec::new(),
@@ -381,12 +393,9 @@ impl RangeIter {
                 }
             }
             let key = self.merge.key();
-            // An older version of the key just returned or skipped: it is below the end too.
+            // An older version of the key just returned or skipped.
             if self.has_last && self.last_key.as_slice() == key {
                 continue;
-            }
-            if self.end.as_deref().is_some_and(|end| key >= end) {
-                break;
             }
             let seq = self.merge.seq();
             if seq > self.read_seq {

@@ -4,6 +4,8 @@ use super::frame::{Frame, Header, read_frame, read_header};
 use super::value_ref::{ValueRef, decode_value};
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
+use crate::codec::format::{BOOLEAN_LEN, DOUBLE_LEN, GUID_LEN, TICKS_LEN};
+use crate::codec::varint;
 use crate::model::{DateTime, EdmType, PropertyName, Value};
 
 /// Reads encoded properties in place. Construction checks the header; each walk checks the
@@ -60,6 +62,15 @@ impl<'a> PropertyReader<'a> {
     /// # Errors
     /// A [`CodecError`] for bad framing before the property, or a bad value of the property.
     pub fn get_ref(&self, name: &str) -> Result<Option<ValueRef<'a>>> {
+        match locate(self.bytes, self.header, name.as_bytes()) {
+            Some(Some(at)) => decode_value(&read_frame(&mut Cursor::at(self.bytes, at))?).map(Some),
+            Some(None) => Ok(None),
+            None => self.get_ref_checked(name),
+        }
+    }
+
+    /// [`Self::get_ref`] through the checked frame reader, which names what is wrong.
+    fn get_ref_checked(&self, name: &str) -> Result<Option<ValueRef<'a>>> {
         let mut cursor = Cursor::at(self.bytes, self.header.body_offset);
         for _ in 0..self.header.count {
             let frame = read_frame(&mut cursor)?;
@@ -195,6 +206,64 @@ impl<'a> RawProperty<'a> {
     pub fn property_name(&self) -> Result<PropertyName> {
         property_name(&self.frame)
     }
+}
+
+/// Where the frame of property `name` starts (`Some(None)`: absent), found by skipping the
+/// frames before it with plain byte reads that make the same framing checks as
+/// [`read_frame`]. `None` when any check fails: the caller then walks again with
+/// [`read_frame`], which reports the failure, so errors are unchanged. A filter on a
+/// property pays this walk on every row it examines.
+#[inline]
+fn locate(bytes: &[u8], header: Header, name: &[u8]) -> Option<Option<usize>> {
+    const BINARY: u8 = EdmType::Binary.tag();
+    const STRING: u8 = EdmType::String.tag();
+    const BOOLEAN: u8 = EdmType::Boolean.tag();
+    const DATE_TIME: u8 = EdmType::DateTime.tag();
+    const DOUBLE: u8 = EdmType::Double.tag();
+    const GUID: u8 = EdmType::Guid.tag();
+    const INT32: u8 = EdmType::Int32.tag();
+    const INT64: u8 = EdmType::Int64.tag();
+    let mut pos = header.body_offset;
+    for _ in 0..header.count {
+        let frame = pos;
+        let name_len = usize::try_from(varint_at(bytes, &mut pos)?).ok()?;
+        let name_end = pos.checked_add(name_len)?;
+        if bytes.get(pos..name_end)? == name {
+            return Some(Some(frame));
+        }
+        pos = name_end;
+        let tag = *bytes.get(pos)?;
+        pos += 1;
+        let value_len = match tag {
+            BINARY | STRING => usize::try_from(varint_at(bytes, &mut pos)?).ok()?,
+            BOOLEAN => BOOLEAN_LEN,
+            DATE_TIME => TICKS_LEN,
+            DOUBLE => DOUBLE_LEN,
+            GUID => GUID_LEN,
+            INT32 | INT64 => {
+                varint_at(bytes, &mut pos)?;
+                0
+            }
+            _ => return None,
+        };
+        pos = pos
+            .checked_add(value_len)
+            .filter(|&end| end <= bytes.len())?;
+    }
+    Some(None)
+}
+
+/// The shortest-form varint at `pos`, advancing past it; `None` if malformed or truncated.
+#[inline(always)]
+fn varint_at(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let first = *bytes.get(*pos)?;
+    if first < 0x80 {
+        *pos += 1;
+        return Some(u64::from(first));
+    }
+    let (value, len) = varint::get(bytes.get(*pos..)?).ok()?;
+    *pos += len;
+    Some(value)
 }
 
 pub(super) fn utf8_name<'a>(frame: &Frame<'a>) -> Result<&'a str> {

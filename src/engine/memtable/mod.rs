@@ -165,17 +165,19 @@ impl Memtable {
     #[must_use]
     pub fn scan(&self, start: &[u8], after: Option<(&[u8], Seq)>, limit: usize) -> Vec<MemEntry> {
         let mut out = Vec::new();
-        let len = self.scan_into(start, after, limit, &mut out);
+        let len = self.scan_into(start, after, None, limit, &mut out);
         out.truncate(len);
         out
     }
 
-    /// As [`Memtable::scan`], but into `out[..n]`, reusing the entries (and their key and
-    /// value buffers) already there; returns `n`. Entries past `n` are left as they were.
+    /// As [`Memtable::scan`], but stopping before user key `end` (when given) and writing
+    /// into `out[..n]`, reusing the entries (and their key and value buffers) already there;
+    /// returns `n`. Entries past `n` are left as they were.
     pub fn scan_into(
         &self,
         start: &[u8],
         after: Option<(&[u8], Seq)>,
+        end: Option<&[u8]>,
         limit: usize,
         out: &mut Vec<MemEntry>,
     ) -> usize {
@@ -197,6 +199,7 @@ impl Memtable {
             .map
             .range::<dyn KeyView, _>((lower, Bound::Unbounded))
             .take(limit)
+            .take_while(|entry| end.is_none_or(|end| entry.key().user_key.as_slice() < end))
         {
             let (key, value) = (entry.key(), entry.value());
             if let Some(slot) = out.get_mut(len) {
@@ -325,18 +328,19 @@ mod tests {
     }
 
     #[test]
-    fn memtable_scan_into_overwrites_reused_entries_and_counts_only_new_ones() {
+    fn memtable_scan_into_stops_at_end_and_overwrites_reused_entries() {
         let mem = Memtable::new();
         mem.insert(b"a", 1, ValueKind::Put, b"long value");
         mem.insert(b"b", 2, ValueKind::Delete, b"");
         let mut out = Vec::new();
-        assert_eq!(mem.scan_into(b"", None, 10, &mut out), 2);
-        assert_eq!(mem.scan_into(b"b", None, 10, &mut out), 1);
+        assert_eq!(mem.scan_into(b"", None, None, 10, &mut out), 2);
+        assert_eq!(mem.scan_into(b"", None, Some(b"b"), 10, &mut out), 1);
+        assert_eq!(mem.scan_into(b"b", None, None, 10, &mut out), 1);
         assert_eq!((out[0].key.as_slice(), out[0].seq), (&b"b"[..], 2));
         assert_eq!(
             (out[0].kind, out[0].value.as_slice()),
             (ValueKind::Delete, &b""[..])
         );
-        assert_eq!(mem.scan_into(b"c", None, 10, &mut out), 0);
+        assert_eq!(mem.scan_into(b"c", None, None, 10, &mut out), 0);
     }
 }
