@@ -4,8 +4,12 @@ use super::frame::{Frame, Header, read_frame, read_header};
 use super::value_ref::{ValueRef, decode_value};
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
-use crate::codec::format::{BOOLEAN_LEN, DOUBLE_LEN, GUID_LEN, TICKS_LEN};
+use crate::codec::format::{
+    BOOLEAN_LEN, DOUBLE_LEN, FLAG_HAS_TIMESTAMP, GUID_LEN, HEADER_FIXED_LEN, KNOWN_FLAGS,
+    PROPERTY_FORMAT_VERSION, TICKS_LEN,
+};
 use crate::codec::varint;
+use crate::model::limits::MAX_CUSTOM_PROPERTIES;
 use crate::model::{DateTime, EdmType, PropertyName, Value};
 
 /// Reads encoded properties in place. Construction checks the header; each walk checks the
@@ -24,7 +28,10 @@ impl<'a> PropertyReader<'a> {
     /// # Errors
     /// A [`CodecError`] for a bad version, flags, Timestamp or property count.
     pub fn new(bytes: &'a [u8]) -> Result<Self> {
-        let header = read_header(&mut Cursor::new(bytes))?;
+        let header = match header_fast(bytes) {
+            Some(header) => header,
+            None => read_header(&mut Cursor::new(bytes))?,
+        };
         Ok(Self { bytes, header })
     }
 
@@ -63,7 +70,7 @@ impl<'a> PropertyReader<'a> {
     /// A [`CodecError`] for bad framing before the property, or a bad value of the property.
     pub fn get_ref(&self, name: &str) -> Result<Option<ValueRef<'a>>> {
         match locate(self.bytes, self.header, name.as_bytes()) {
-            Some(Some(at)) => decode_value(&read_frame(&mut Cursor::at(self.bytes, at))?).map(Some),
+            Some(Some(frame)) => decode_value(&frame).map(Some),
             Some(None) => Ok(None),
             None => self.get_ref_checked(name),
         }
@@ -208,13 +215,49 @@ impl<'a> RawProperty<'a> {
     }
 }
 
-/// Where the frame of property `name` starts (`Some(None)`: absent), found by skipping the
-/// frames before it with plain byte reads that make the same framing checks as
-/// [`read_frame`]. `None` when any check fails: the caller then walks again with
-/// [`read_frame`], which reports the failure, so errors are unchanged. A filter on a
-/// property pays this walk on every row it examines.
+/// The frame of property `name` (`Some(None)`: absent), found with plain byte reads that
+/// make the same framing checks as [`read_frame`] on every frame up to it. `None` when any
+/// check fails: the caller then walks again with [`read_frame`], which reports the failure,
+/// so errors are unchanged. A filter on a property pays this walk on every row it examines.
 #[inline]
-fn locate(bytes: &[u8], header: Header, name: &[u8]) -> Option<Option<usize>> {
+fn locate<'a>(bytes: &'a [u8], header: Header, name: &[u8]) -> Option<Option<Frame<'a>>> {
+    let mut pos = header.body_offset;
+    for _ in 0..header.count {
+        let name_len = usize::try_from(varint_at(bytes, &mut pos)?).ok()?;
+        let name_offset = pos;
+        pos = pos.checked_add(name_len)?;
+        let stored = bytes.get(name_offset..pos)?;
+        let tag = tag_of(*bytes.get(pos)?)?;
+        pos += 1;
+        let value_len = match tag {
+            EdmType::Binary | EdmType::String => {
+                usize::try_from(varint_at(bytes, &mut pos)?).ok()?
+            }
+            EdmType::Boolean => BOOLEAN_LEN,
+            EdmType::DateTime => TICKS_LEN,
+            EdmType::Double => DOUBLE_LEN,
+            EdmType::Guid => GUID_LEN,
+            EdmType::Int32 | EdmType::Int64 => varint_len(bytes, pos)?,
+        };
+        let value_offset = pos;
+        pos = pos.checked_add(value_len)?;
+        let value = bytes.get(value_offset..pos)?;
+        if stored == name {
+            return Some(Some(Frame {
+                name: stored,
+                name_offset,
+                tag,
+                value,
+                value_offset,
+            }));
+        }
+    }
+    Some(None)
+}
+
+/// The type of a tag byte, by a jump instead of `EdmType::from_tag`'s search.
+#[inline(always)]
+fn tag_of(byte: u8) -> Option<EdmType> {
     const BINARY: u8 = EdmType::Binary.tag();
     const STRING: u8 = EdmType::String.tag();
     const BOOLEAN: u8 = EdmType::Boolean.tag();
@@ -223,34 +266,51 @@ fn locate(bytes: &[u8], header: Header, name: &[u8]) -> Option<Option<usize>> {
     const GUID: u8 = EdmType::Guid.tag();
     const INT32: u8 = EdmType::Int32.tag();
     const INT64: u8 = EdmType::Int64.tag();
-    let mut pos = header.body_offset;
-    for _ in 0..header.count {
-        let frame = pos;
-        let name_len = usize::try_from(varint_at(bytes, &mut pos)?).ok()?;
-        let name_end = pos.checked_add(name_len)?;
-        if bytes.get(pos..name_end)? == name {
-            return Some(Some(frame));
-        }
-        pos = name_end;
-        let tag = *bytes.get(pos)?;
-        pos += 1;
-        let value_len = match tag {
-            BINARY | STRING => usize::try_from(varint_at(bytes, &mut pos)?).ok()?,
-            BOOLEAN => BOOLEAN_LEN,
-            DATE_TIME => TICKS_LEN,
-            DOUBLE => DOUBLE_LEN,
-            GUID => GUID_LEN,
-            INT32 | INT64 => {
-                varint_at(bytes, &mut pos)?;
-                0
-            }
-            _ => return None,
-        };
-        pos = pos
-            .checked_add(value_len)
-            .filter(|&end| end <= bytes.len())?;
+    Some(match byte {
+        BINARY => EdmType::Binary,
+        STRING => EdmType::String,
+        BOOLEAN => EdmType::Boolean,
+        DATE_TIME => EdmType::DateTime,
+        DOUBLE => EdmType::Double,
+        GUID => EdmType::Guid,
+        INT32 => EdmType::Int32,
+        INT64 => EdmType::Int64,
+        _ => return None,
+    })
+}
+
+/// The header, read with plain byte reads making [`read_header`]'s checks; `None` when one
+/// fails, and [`read_header`] then names the failure. Scans build a reader per row.
+#[inline]
+fn header_fast(bytes: &[u8]) -> Option<Header> {
+    let (&[version, flags], _) = bytes.split_first_chunk::<HEADER_FIXED_LEN>()?;
+    if version != PROPERTY_FORMAT_VERSION || flags & !KNOWN_FLAGS != 0 {
+        return None;
     }
-    Some(None)
+    let mut pos = HEADER_FIXED_LEN;
+    let timestamp = if flags & FLAG_HAS_TIMESTAMP == 0 {
+        None
+    } else {
+        let (ticks, _) = bytes.get(pos..)?.split_first_chunk::<TICKS_LEN>()?;
+        pos += TICKS_LEN;
+        Some(DateTime::from_ticks(i64::from_le_bytes(*ticks)).ok()?)
+    };
+    let count = usize::try_from(varint_at(bytes, &mut pos)?)
+        .ok()
+        .filter(|&count| count <= MAX_CUSTOM_PROPERTIES)?;
+    Some(Header {
+        timestamp,
+        count,
+        body_offset: pos,
+    })
+}
+
+/// Length of the shortest-form varint at `pos`; `None` if malformed or truncated.
+#[inline(always)]
+fn varint_len(bytes: &[u8], pos: usize) -> Option<usize> {
+    let mut end = pos;
+    varint_at(bytes, &mut end)?;
+    Some(end - pos)
 }
 
 /// The shortest-form varint at `pos`, advancing past it; `None` if malformed or truncated.
