@@ -7,13 +7,19 @@
 //! - `delete_table`: drop a table of 1,000,000 entities (≤ 10 ms; set
 //!   `STRATA_BENCH_DELETE_ENTITIES` to change the size).
 //!
-//! `cargo bench --bench table`; figures go to docs/PERFORMANCE.md.
+//! `cargo bench --bench table`; figures go to docs/PERFORMANCE.md. On a shared machine set
+//! `STRATA_BENCH_CLOCK=cpu` to measure the bench thread's on-CPU time instead of wall time
+//! (every bench runs its operations on the measuring thread).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+#[path = "support/cpu_time.rs"]
+mod cpu_time;
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group};
+use criterion::measurement::Measurement;
+use criterion::{BatchSize, Criterion, SamplingMode, Throughput};
 use strata::engine::Durability;
 use strata::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
 use strata::{Account, Options, Query, Table};
@@ -62,7 +68,7 @@ fn fill(table: &Table, partitions: usize, per_partition: usize) {
     }
 }
 
-fn point_get(c: &mut Criterion) {
+fn point_get<M: Measurement + 'static>(c: &mut Criterion<M>) {
     let (_dir, account) = open();
     account.create_table("Bench").unwrap();
     let table = account.table("Bench").unwrap();
@@ -84,7 +90,7 @@ fn point_get(c: &mut Criterion) {
     group.finish();
 }
 
-fn insert_batches(c: &mut Criterion) {
+fn insert_batches<M: Measurement + 'static>(c: &mut Criterion<M>) {
     let (_dir, account) = open();
     account.create_table("Bench").unwrap();
     let table = account.table("Bench").unwrap();
@@ -114,7 +120,7 @@ fn insert_batches(c: &mut Criterion) {
     group.finish();
 }
 
-fn scans(c: &mut Criterion) {
+fn scans<M: Measurement + 'static>(c: &mut Criterion<M>) {
     let (_dir, account) = open();
     account.create_table("Bench").unwrap();
     let table = account.table("Bench").unwrap();
@@ -149,7 +155,7 @@ fn scans(c: &mut Criterion) {
     group.finish();
 }
 
-fn delete_table(c: &mut Criterion) {
+fn delete_table<M: Measurement + 'static>(c: &mut Criterion<M>) {
     let entities: usize = std::env::var("STRATA_BENCH_DELETE_ENTITIES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -175,7 +181,12 @@ fn delete_table(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, point_get, insert_batches, scans, delete_table);
+fn benches<M: Measurement + 'static>(c: &mut Criterion<M>) {
+    point_get(c);
+    insert_batches(c);
+    scans(c);
+    delete_table(c);
+}
 
 /// `STRATA_TABLE_PROFILE=get|insert|partition|scan` runs a fixed number of operations of one
 /// kind instead of the criterion benches, for a profiler that counts instructions, e.g.
@@ -191,8 +202,17 @@ fn main() {
         profile(&kind, ops);
         return;
     }
-    benches();
-    Criterion::default().configure_from_args().final_summary();
+    if cpu_time::cpu_clock_requested() {
+        let mut c = Criterion::default()
+            .with_measurement(cpu_time::CpuTime)
+            .configure_from_args();
+        benches(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = Criterion::default().configure_from_args();
+        benches(&mut c);
+        c.final_summary();
+    }
 }
 
 fn profile(kind: &str, ops: u64) {

@@ -394,7 +394,11 @@ impl RangeIter {
             }
             let key = self.merge.key();
             // An older version of the key just returned or skipped.
-            if self.has_last && self.last_key.as_slice() == key {
+            // Neighbouring keys mostly differ in their last byte: look there first.
+            if self.has_last
+                && key.last() == self.last_key.last()
+                && self.last_key.as_slice() == key
+            {
                 continue;
             }
             let seq = self.merge.seq();
