@@ -221,38 +221,50 @@ impl<'a> RawProperty<'a> {
 /// so errors are unchanged. A filter on a property pays this walk on every row it examines.
 #[inline]
 fn locate<'a>(bytes: &'a [u8], header: Header, name: &[u8]) -> Option<Option<Frame<'a>>> {
-    let mut pos = header.body_offset;
+    let mut rest = bytes.get(header.body_offset..)?;
     for _ in 0..header.count {
-        let name_len = usize::try_from(varint_at(bytes, &mut pos)?).ok()?;
-        let name_offset = pos;
-        pos = pos.checked_add(name_len)?;
-        let stored = bytes.get(name_offset..pos)?;
-        let tag = tag_of(*bytes.get(pos)?)?;
-        pos += 1;
-        let value_len = match tag {
+        let (name_len, after) = take_varint(rest)?;
+        let (stored, after_name) = after.split_at_checked(name_len)?;
+        let (&byte, after) = after_name.split_first()?;
+        let tag = tag_of(byte)?;
+        let (value, after) = match tag {
             EdmType::Binary | EdmType::String => {
-                usize::try_from(varint_at(bytes, &mut pos)?).ok()?
+                let (len, after) = take_varint(after)?;
+                after.split_at_checked(len)?
             }
-            EdmType::Boolean => BOOLEAN_LEN,
-            EdmType::DateTime => TICKS_LEN,
-            EdmType::Double => DOUBLE_LEN,
-            EdmType::Guid => GUID_LEN,
-            EdmType::Int32 | EdmType::Int64 => varint_len(bytes, pos)?,
+            EdmType::Boolean => after.split_at_checked(BOOLEAN_LEN)?,
+            EdmType::DateTime => after.split_at_checked(TICKS_LEN)?,
+            EdmType::Double => after.split_at_checked(DOUBLE_LEN)?,
+            EdmType::Guid => after.split_at_checked(GUID_LEN)?,
+            EdmType::Int32 | EdmType::Int64 => {
+                let (_, tail) = take_varint(after)?;
+                after.split_at_checked(after.len() - tail.len())?
+            }
         };
-        let value_offset = pos;
-        pos = pos.checked_add(value_len)?;
-        let value = bytes.get(value_offset..pos)?;
         if stored == name {
             return Some(Some(Frame {
                 name: stored,
-                name_offset,
+                name_offset: bytes.len() - stored.len() - after_name.len(),
                 tag,
                 value,
-                value_offset,
+                value_offset: bytes.len() - value.len() - after.len(),
             }));
         }
+        rest = after;
     }
     Some(None)
+}
+
+/// A shortest-form varint at the start of `bytes` as a length, and the bytes after it.
+#[inline(always)]
+fn take_varint(bytes: &[u8]) -> Option<(usize, &[u8])> {
+    match bytes.split_first() {
+        Some((&first, after)) if first < 0x80 => Some((usize::from(first), after)),
+        _ => {
+            let (value, len) = varint::get(bytes).ok()?;
+            Some((usize::try_from(value).ok()?, bytes.get(len..)?))
+        }
+    }
 }
 
 /// The type of a tag byte, by a jump instead of `EdmType::from_tag`'s search.
@@ -303,14 +315,6 @@ fn header_fast(bytes: &[u8]) -> Option<Header> {
         count,
         body_offset: pos,
     })
-}
-
-/// Length of the shortest-form varint at `pos`; `None` if malformed or truncated.
-#[inline(always)]
-fn varint_len(bytes: &[u8], pos: usize) -> Option<usize> {
-    let mut end = pos;
-    varint_at(bytes, &mut end)?;
-    Some(end - pos)
 }
 
 /// The shortest-form varint at `pos`, advancing past it; `None` if malformed or truncated.
