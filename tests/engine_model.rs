@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use strata::engine::{Durability, Engine, Options, Snapshot, WriteBatch};
+use strata::engine::{Durability, Engine, Options, RangeIter, Snapshot, WriteBatch};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -111,6 +111,16 @@ fn bounds(a: u8, b: u8) -> (Vec<u8>, Vec<u8>) {
     (key(a.min(b)), key(a.max(b)))
 }
 
+/// Every entry of `cursor`, read through the lending cursor (`advance` + borrowed accessors).
+fn drain_cursor(mut cursor: RangeIter) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    while cursor.advance().unwrap() {
+        out.push((cursor.key().to_vec(), cursor.value().to_vec()));
+    }
+    assert!(!cursor.advance().unwrap(), "the cursor is fused at its end");
+    out
+}
+
 fn run(steps: Vec<Step>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
@@ -142,6 +152,8 @@ fn run(steps: Vec<Step>) {
                     .map(Result::unwrap)
                     .collect();
                 assert_eq!(got, scan_model(&model, a, b), "step {index}");
+                let lent = drain_cursor(engine.range(&start..&end).unwrap());
+                assert_eq!(lent, got, "cursor at step {index}");
             }
             Step::TakeSnapshot => snapshots.push((engine.snapshot(), model.clone())),
             Step::ScanSnapshot(a, b) => {
@@ -149,6 +161,8 @@ fn run(steps: Vec<Step>) {
                     let (start, end) = bounds(a, b);
                     let got: Vec<_> = snapshot.range(&start..&end).map(Result::unwrap).collect();
                     assert_eq!(got, scan_model(old, a, b), "step {index}");
+                    let lent = drain_cursor(snapshot.range(&start..&end));
+                    assert_eq!(lent, got, "cursor at step {index}");
                     assert_eq!(snapshot.get(&key(a)).unwrap(), old.get(&key(a)).cloned());
                 }
             }

@@ -99,10 +99,11 @@ impl KvReader for StrataReader<'_> {
         limit: usize,
         visit: &mut dyn FnMut(&[u8], &[u8]),
     ) -> BenchResult<usize> {
+        // The lending cursor: key and value are borrowed in place, no copy per entry.
+        let mut cursor = self.engine.range(start..end)?;
         let mut visited = 0;
-        for entry in self.engine.range(start..end)?.take(limit) {
-            let (key, value) = entry?;
-            visit(&key, &value);
+        while visited < limit && cursor.advance()? {
+            visit(cursor.key(), cursor.value());
             visited += 1;
         }
         Ok(visited)

@@ -92,13 +92,15 @@ impl Table {
         // Keys are checked as UTF-8 only where something reads them: the scope check, a
         // residual comparing a key, a page's token, and every match (`decode_key`).
         let keys_read = !exact_range || plan.residual.as_ref().is_some_and(reads_keys);
-        for item in snapshot.range(&start[..]..&end[..]) {
-            let (engine_key, value) = item?;
+        // A lending cursor: the filter reads the value where it lies in the block cache.
+        let mut cursor = snapshot.range(&start[..]..&end[..]);
+        while cursor.advance()? {
+            let (engine_key, value) = (cursor.key(), cursor.value());
             let out_of_time = examined > 0
                 && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
                 && started.elapsed() >= budget;
             if page.entities.len() >= limit || out_of_time {
-                let (pk, rk) = split(state.id, &engine_key)?;
+                let (pk, rk) = split(state.id, engine_key)?;
                 page.continuation = Some(ContinuationToken {
                     next_partition_key: pk.to_owned(),
                     next_row_key: rk.to_owned(),
@@ -107,7 +109,7 @@ impl Table {
             }
             examined = examined.wrapping_add(1);
             let (pk, rk) = if keys_read {
-                split(state.id, &engine_key)?
+                split(state.id, engine_key)?
             } else {
                 ("", "")
             };
@@ -118,23 +120,23 @@ impl Table {
                 let row = EncodedEntity {
                     partition_key: pk,
                     row_key: rk,
-                    reader: PropertyReader::new(&value)
-                        .map_err(|source| row::corrupt(state.id, &engine_key, source))?,
+                    reader: PropertyReader::new(value)
+                        .map_err(|source| row::corrupt(state.id, engine_key, source))?,
                 };
                 let matched = residual
                     .matches(&row)
-                    .map_err(|source| row::corrupt(state.id, &engine_key, source))?;
+                    .map_err(|source| row::corrupt(state.id, engine_key, source))?;
                 if !matched {
                     continue;
                 }
             }
-            let (pk, rk) = row::decode_key(state.id, &engine_key)?;
+            let (pk, rk) = row::decode_key(state.id, engine_key)?;
             page.entities.push(row::decode(
                 state.id,
-                &engine_key,
+                engine_key,
                 pk,
                 rk,
-                &value,
+                value,
                 select.as_deref(),
             )?);
         }

@@ -4,6 +4,12 @@ use super::frame::{Frame, Header, read_frame, read_header};
 use super::value_ref::{ValueRef, decode_value};
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
+use crate::codec::format::{
+    BOOLEAN_LEN, DOUBLE_LEN, FLAG_HAS_TIMESTAMP, GUID_LEN, HEADER_FIXED_LEN, KNOWN_FLAGS,
+    PROPERTY_FORMAT_VERSION, TICKS_LEN,
+};
+use crate::codec::varint;
+use crate::model::limits::MAX_CUSTOM_PROPERTIES;
 use crate::model::{DateTime, EdmType, PropertyName, Value};
 
 /// Reads encoded properties in place. Construction checks the header; each walk checks the
@@ -22,7 +28,10 @@ impl<'a> PropertyReader<'a> {
     /// # Errors
     /// A [`CodecError`] for a bad version, flags, Timestamp or property count.
     pub fn new(bytes: &'a [u8]) -> Result<Self> {
-        let header = read_header(&mut Cursor::new(bytes))?;
+        let header = match header_fast(bytes) {
+            Some(header) => header,
+            None => read_header(&mut Cursor::new(bytes))?,
+        };
         Ok(Self { bytes, header })
     }
 
@@ -60,6 +69,15 @@ impl<'a> PropertyReader<'a> {
     /// # Errors
     /// A [`CodecError`] for bad framing before the property, or a bad value of the property.
     pub fn get_ref(&self, name: &str) -> Result<Option<ValueRef<'a>>> {
+        match locate(self.bytes, self.header, name.as_bytes()) {
+            Some(Some(frame)) => decode_value(&frame).map(Some),
+            Some(None) => Ok(None),
+            None => self.get_ref_checked(name),
+        }
+    }
+
+    /// [`Self::get_ref`] through the checked frame reader, which names what is wrong.
+    fn get_ref_checked(&self, name: &str) -> Result<Option<ValueRef<'a>>> {
         let mut cursor = Cursor::at(self.bytes, self.header.body_offset);
         for _ in 0..self.header.count {
             let frame = read_frame(&mut cursor)?;
@@ -195,6 +213,121 @@ impl<'a> RawProperty<'a> {
     pub fn property_name(&self) -> Result<PropertyName> {
         property_name(&self.frame)
     }
+}
+
+/// The frame of property `name` (`Some(None)`: absent), found with plain byte reads that
+/// make the same framing checks as [`read_frame`] on every frame up to it. `None` when any
+/// check fails: the caller then walks again with [`read_frame`], which reports the failure,
+/// so errors are unchanged. A filter on a property pays this walk on every row it examines.
+#[inline]
+fn locate<'a>(bytes: &'a [u8], header: Header, name: &[u8]) -> Option<Option<Frame<'a>>> {
+    let mut rest = bytes.get(header.body_offset..)?;
+    for _ in 0..header.count {
+        let (name_len, after) = take_varint(rest)?;
+        let (stored, after_name) = after.split_at_checked(name_len)?;
+        let (&byte, after) = after_name.split_first()?;
+        let tag = tag_of(byte)?;
+        let (value, after) = match tag {
+            EdmType::Binary | EdmType::String => {
+                let (len, after) = take_varint(after)?;
+                after.split_at_checked(len)?
+            }
+            EdmType::Boolean => after.split_at_checked(BOOLEAN_LEN)?,
+            EdmType::DateTime => after.split_at_checked(TICKS_LEN)?,
+            EdmType::Double => after.split_at_checked(DOUBLE_LEN)?,
+            EdmType::Guid => after.split_at_checked(GUID_LEN)?,
+            EdmType::Int32 | EdmType::Int64 => {
+                let (_, tail) = take_varint(after)?;
+                after.split_at_checked(after.len() - tail.len())?
+            }
+        };
+        if stored == name {
+            return Some(Some(Frame {
+                name: stored,
+                name_offset: bytes.len() - stored.len() - after_name.len(),
+                tag,
+                value,
+                value_offset: bytes.len() - value.len() - after.len(),
+            }));
+        }
+        rest = after;
+    }
+    Some(None)
+}
+
+/// A shortest-form varint at the start of `bytes` as a length, and the bytes after it.
+#[inline(always)]
+fn take_varint(bytes: &[u8]) -> Option<(usize, &[u8])> {
+    match bytes.split_first() {
+        Some((&first, after)) if first < 0x80 => Some((usize::from(first), after)),
+        _ => {
+            let (value, len) = varint::get(bytes).ok()?;
+            Some((usize::try_from(value).ok()?, bytes.get(len..)?))
+        }
+    }
+}
+
+/// The type of a tag byte, by a jump instead of `EdmType::from_tag`'s search.
+#[inline(always)]
+fn tag_of(byte: u8) -> Option<EdmType> {
+    const BINARY: u8 = EdmType::Binary.tag();
+    const STRING: u8 = EdmType::String.tag();
+    const BOOLEAN: u8 = EdmType::Boolean.tag();
+    const DATE_TIME: u8 = EdmType::DateTime.tag();
+    const DOUBLE: u8 = EdmType::Double.tag();
+    const GUID: u8 = EdmType::Guid.tag();
+    const INT32: u8 = EdmType::Int32.tag();
+    const INT64: u8 = EdmType::Int64.tag();
+    Some(match byte {
+        BINARY => EdmType::Binary,
+        STRING => EdmType::String,
+        BOOLEAN => EdmType::Boolean,
+        DATE_TIME => EdmType::DateTime,
+        DOUBLE => EdmType::Double,
+        GUID => EdmType::Guid,
+        INT32 => EdmType::Int32,
+        INT64 => EdmType::Int64,
+        _ => return None,
+    })
+}
+
+/// The header, read with plain byte reads making [`read_header`]'s checks; `None` when one
+/// fails, and [`read_header`] then names the failure. Scans build a reader per row.
+#[inline]
+fn header_fast(bytes: &[u8]) -> Option<Header> {
+    let (&[version, flags], _) = bytes.split_first_chunk::<HEADER_FIXED_LEN>()?;
+    if version != PROPERTY_FORMAT_VERSION || flags & !KNOWN_FLAGS != 0 {
+        return None;
+    }
+    let mut pos = HEADER_FIXED_LEN;
+    let timestamp = if flags & FLAG_HAS_TIMESTAMP == 0 {
+        None
+    } else {
+        let (ticks, _) = bytes.get(pos..)?.split_first_chunk::<TICKS_LEN>()?;
+        pos += TICKS_LEN;
+        Some(DateTime::from_ticks(i64::from_le_bytes(*ticks)).ok()?)
+    };
+    let count = usize::try_from(varint_at(bytes, &mut pos)?)
+        .ok()
+        .filter(|&count| count <= MAX_CUSTOM_PROPERTIES)?;
+    Some(Header {
+        timestamp,
+        count,
+        body_offset: pos,
+    })
+}
+
+/// The shortest-form varint at `pos`, advancing past it; `None` if malformed or truncated.
+#[inline(always)]
+fn varint_at(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let first = *bytes.get(*pos)?;
+    if first < 0x80 {
+        *pos += 1;
+        return Some(u64::from(first));
+    }
+    let (value, len) = varint::get(bytes.get(*pos..)?).ok()?;
+    *pos += len;
+    Some(value)
 }
 
 pub(super) fn utf8_name<'a>(frame: &Frame<'a>) -> Result<&'a str> {

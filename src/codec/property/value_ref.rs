@@ -150,6 +150,14 @@ fn fixed<const N: usize>(bytes: &[u8], offset: usize) -> Result<[u8; N]> {
 }
 
 fn zigzag_of(bytes: &[u8], offset: usize) -> Result<u64> {
+    // Shortest-form one- and two-byte varints (|n| < 8192), the common case, without a loop.
+    match *bytes {
+        [low] if low < 0x80 => return Ok(u64::from(low)),
+        [low, high] if low >= 0x80 && (1..0x80).contains(&high) => {
+            return Ok(u64::from(low & 0x7F) | (u64::from(high) << 7));
+        }
+        _ => {}
+    }
     match varint::get(bytes) {
         Ok((value, len)) if len == bytes.len() => Ok(value),
         _ => Err(CodecError::BadVarint { offset }),

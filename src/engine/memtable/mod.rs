@@ -164,6 +164,23 @@ impl Memtable {
     /// (or strictly after the internal key `after`, when given).
     #[must_use]
     pub fn scan(&self, start: &[u8], after: Option<(&[u8], Seq)>, limit: usize) -> Vec<MemEntry> {
+        let mut out = Vec::new();
+        let len = self.scan_into(start, after, None, limit, &mut out);
+        out.truncate(len);
+        out
+    }
+
+    /// As [`Memtable::scan`], but stopping before user key `end` (when given) and writing
+    /// into `out[..n]`, reusing the entries (and their key and value buffers) already there;
+    /// returns `n`. Entries past `n` are left as they were.
+    pub fn scan_into(
+        &self,
+        start: &[u8],
+        after: Option<(&[u8], Seq)>,
+        end: Option<&[u8]>,
+        limit: usize,
+        out: &mut Vec<MemEntry>,
+    ) -> usize {
         let probe = match after {
             Some((user_key, seq)) => Probe { user_key, seq },
             None => Probe {
@@ -177,11 +194,27 @@ impl Memtable {
         } else {
             Bound::Included(probe)
         };
-        self.map
+        let mut len = 0;
+        for entry in self
+            .map
             .range::<dyn KeyView, _>((lower, Bound::Unbounded))
             .take(limit)
-            .map(|entry| to_entry(entry.key(), entry.value()))
-            .collect()
+            .take_while(|entry| end.is_none_or(|end| entry.key().user_key.as_slice() < end))
+        {
+            let (key, value) = (entry.key(), entry.value());
+            if let Some(slot) = out.get_mut(len) {
+                slot.key.clear();
+                slot.key.extend_from_slice(&key.user_key);
+                slot.value.clear();
+                slot.value.extend_from_slice(&value.value);
+                slot.seq = key.seq.0;
+                slot.kind = value.kind;
+            } else {
+                out.push(to_entry(key, value));
+            }
+            len += 1;
+        }
+        len
     }
 
     /// Every entry in internal order (for flushing a frozen memtable).
@@ -292,5 +325,22 @@ mod tests {
         let rest = mem.scan(b"b", Some((b"b", 3)), 10);
         let got: Vec<_> = rest.iter().map(|e| (e.key.clone(), e.seq)).collect();
         assert_eq!(got, vec![(b"b".to_vec(), 2), (b"c".to_vec(), 4)]);
+    }
+
+    #[test]
+    fn memtable_scan_into_stops_at_end_and_overwrites_reused_entries() {
+        let mem = Memtable::new();
+        mem.insert(b"a", 1, ValueKind::Put, b"long value");
+        mem.insert(b"b", 2, ValueKind::Delete, b"");
+        let mut out = Vec::new();
+        assert_eq!(mem.scan_into(b"", None, None, 10, &mut out), 2);
+        assert_eq!(mem.scan_into(b"", None, Some(b"b"), 10, &mut out), 1);
+        assert_eq!(mem.scan_into(b"b", None, None, 10, &mut out), 1);
+        assert_eq!((out[0].key.as_slice(), out[0].seq), (&b"b"[..], 2));
+        assert_eq!(
+            (out[0].kind, out[0].value.as_slice()),
+            (ValueKind::Delete, &b""[..])
+        );
+        assert_eq!(mem.scan_into(b"c", None, None, 10, &mut out), 0);
     }
 }

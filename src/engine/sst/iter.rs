@@ -22,6 +22,12 @@ pub struct SstIter {
     cursor: Option<BlockCursor>,
     /// Set after the end or an error: the iterator is fused.
     done: bool,
+    /// Exclusive upper bound on user keys, if any.
+    end: Option<Box<[u8]>>,
+    /// The first block whose separator is `>= end` (`usize::MAX` without a bound): blocks
+    /// before it lie wholly below the bound and need no per-entry check, blocks after it
+    /// wholly above it and are never read.
+    end_block: usize,
 }
 
 impl SstIter {
@@ -32,7 +38,18 @@ impl SstIter {
             block_idx: 0,
             cursor: None,
             done: false,
+            end: None,
+            end_block: usize::MAX,
         }
+    }
+
+    /// Stops the iterator before the first user key `>= end`. Only the last block of the
+    /// range compares keys with the bound; the blocks past it are not read at all.
+    #[must_use]
+    pub fn with_upper_bound(mut self, end: &[u8]) -> Self {
+        self.end_block = self.reader.find_block(end);
+        self.end = Some(end.into());
+        self
     }
 
     fn load(&mut self, idx: usize) -> Result<&mut BlockCursor> {
@@ -63,10 +80,16 @@ impl SstIter {
         };
         while !found {
             let next = self.block_idx + 1;
-            if next >= self.reader.data_blocks() {
+            if next >= self.reader.data_blocks() || next > self.end_block {
                 return Ok(false);
             }
             found = self.load(next)?.advance()?;
+        }
+        if self.block_idx >= self.end_block
+            && let (Some(end), Some(cursor)) = (&self.end, &self.cursor)
+            && cursor.key() >= &**end
+        {
+            return Ok(false);
         }
         Ok(true)
     }
