@@ -263,7 +263,10 @@ impl Inner {
         }
         drop(current);
         if !moved.is_empty() {
-            let edit = |current: &Version| {
+            let obsolete = moved.iter().map(|(old, _)| Arc::clone(old)).collect();
+            // `move`: the closure, and with it the moved-from handles, is consumed inside
+            // `install`, so their extents are free before it truncates the tail.
+            let edit = move |current: &Version| {
                 let mut version = current.clone();
                 for (old, new) in &moved {
                     for level in &mut version.levels {
@@ -274,7 +277,6 @@ impl Inner {
                 }
                 version
             };
-            let obsolete = moved.iter().map(|(old, _)| Arc::clone(old)).collect();
             self.install(edit, obsolete, None)?;
         }
         self.truncate_tail()

@@ -37,8 +37,13 @@ pub const BLOCK_TRAILER_LEN: usize = 1 + 4;
 pub const BLOCK_TYPE_RAW: u8 = 0;
 /// Trailer type byte: contents = decoded length u32 LE ++ one zstd frame.
 pub const BLOCK_TYPE_ZSTD: u8 = 1;
-/// Size of the decoded-length prefix of a zstd block.
-pub const ZSTD_LEN_PREFIX: usize = 4;
+/// Trailer type byte: contents = decoded length u32 LE ++ one LZ4 block (no frame).
+pub const BLOCK_TYPE_LZ4: u8 = 2;
+/// Size of the decoded-length prefix of a compressed (zstd or LZ4) block.
+pub const DECODED_LEN_PREFIX: usize = 4;
+/// An LZ4 sequence of `n` input bytes expands to at most `255 * n` output bytes (a one-byte
+/// match-length extension codes 255 more bytes); a larger declared length is corruption.
+pub const LZ4_MAX_EXPANSION: usize = 255;
 /// Largest decoded size a compressed block may declare; larger blocks are stored raw, so a
 /// corrupt length can never make the reader allocate more than this.
 pub const MAX_DECOMPRESSED_BLOCK: usize = 64 << 20;

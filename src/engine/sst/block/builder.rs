@@ -2,8 +2,8 @@
 
 use super::super::SstEntry;
 use super::super::format::{
-    BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, COMPRESSION_MIN_SAVING_DIV, MAX_DECOMPRESSED_BLOCK,
-    RESTART_ENTRY_LEN, ZSTD_LEN_PREFIX, put_varint, seal_block,
+    BLOCK_TYPE_LZ4, BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, COMPRESSION_MIN_SAVING_DIV,
+    DECODED_LEN_PREFIX, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, put_varint, seal_block,
 };
 use crate::engine::{Compression, Seq, ValueKind};
 
@@ -101,25 +101,36 @@ impl std::fmt::Debug for BlockSealer {
 }
 
 impl BlockSealer {
-    /// Appends `raw` contents to `out` as a stored block: zstd-compressed when asked and when
-    /// that saves at least 12.5%, raw otherwise; then the trailer.
+    /// Appends `raw` contents to `out` as a stored block: compressed when asked and when that
+    /// saves at least 12.5%, raw otherwise; then the trailer.
     pub fn seal(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) {
         let start = out.len();
-        if let Compression::Zstd(level) = compression
-            && raw.len() <= MAX_DECOMPRESSED_BLOCK
-            && self.compress(raw, level)
-        {
-            out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-            out.extend_from_slice(&self.scratch);
-            seal_block(out, start, BLOCK_TYPE_ZSTD);
-        } else {
-            out.extend_from_slice(raw);
-            seal_block(out, start, BLOCK_TYPE_RAW);
+        let block_type = match compression {
+            _ if raw.len() > MAX_DECOMPRESSED_BLOCK => None,
+            Compression::None => None,
+            Compression::Zstd(level) => self.zstd(raw, level).then_some(BLOCK_TYPE_ZSTD),
+            Compression::Lz4 => self.lz4(raw).then_some(BLOCK_TYPE_LZ4),
+        };
+        match block_type {
+            Some(block_type) => {
+                out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+                out.extend_from_slice(&self.scratch);
+                seal_block(out, start, block_type);
+            }
+            None => {
+                out.extend_from_slice(raw);
+                seal_block(out, start, BLOCK_TYPE_RAW);
+            }
         }
     }
 
-    /// Compresses `raw` into `scratch`; true when the result is worth keeping.
-    fn compress(&mut self, raw: &[u8], level: i32) -> bool {
+    /// The largest compressed form of `raw` worth keeping.
+    fn budget(raw: &[u8]) -> usize {
+        (raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV).saturating_sub(DECODED_LEN_PREFIX)
+    }
+
+    /// Compresses `raw` with zstd into `scratch`; true when the result is worth keeping.
+    fn zstd(&mut self, raw: &[u8], level: i32) -> bool {
         if self.compressor.as_ref().is_none_or(|(l, _)| *l != level) {
             self.compressor = zstd::bulk::Compressor::new(level).ok().map(|c| (level, c));
         }
@@ -130,9 +141,21 @@ impl BlockSealer {
         self.scratch.clear();
         self.scratch
             .reserve(zstd::zstd_safe::compress_bound(raw.len()));
-        let budget = raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV;
         c.compress_to_buffer(raw, &mut self.scratch)
-            .is_ok_and(|n| n + ZSTD_LEN_PREFIX <= budget)
+            .is_ok_and(|n| n <= Self::budget(raw))
+    }
+
+    /// Compresses `raw` with LZ4 (block format) into `scratch`; true when worth keeping.
+    fn lz4(&mut self, raw: &[u8]) -> bool {
+        self.scratch
+            .resize(lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+        match lz4_flex::block::compress_into(raw, &mut self.scratch) {
+            Ok(n) if n <= Self::budget(raw) => {
+                self.scratch.truncate(n);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
