@@ -114,7 +114,8 @@ fn engine_space_compact_never_grows_a_fragmented_file() {
     engine.compact().unwrap();
     let after = std::fs::metadata(&path).unwrap().len();
     let live = keys * (11 + 100);
-    eprintln!("before compact {before} B, after {after} B, live {live} B");
+    let stats = engine.stats().unwrap();
+    eprintln!("before compact {before} B, after {after} B, live {live} B, {stats:?}");
     assert!(
         after < before,
         "compact grew the file: {before} B -> {after} B"
