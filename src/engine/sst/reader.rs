@@ -246,10 +246,14 @@ impl SstReader {
         // cache miss allocates just the decoded block.
         let block = READ_BUFFER.with(|cell| -> Result<Block> {
             let mut stored = cell.take();
-            stored.clear();
-            stored.resize(handle.len as usize, 0);
-            let decoded = read_at(&*self.storage, &mut stored, at, "read SST block")
-                .and_then(|()| Block::decode(&stored, at));
+            let len = handle.len as usize;
+            // Zero only what the buffer grows by: every byte used is overwritten by the read.
+            if stored.len() < len {
+                stored.resize(len, 0);
+            }
+            let buf = stored.get_mut(..len).unwrap_or_default();
+            let decoded = read_at(&*self.storage, buf, at, "read SST block")
+                .and_then(|()| Block::decode(buf, at));
             if stored.capacity() <= MAX_REUSED_READ_BUFFER {
                 cell.replace(stored);
             }
