@@ -71,3 +71,59 @@ fn engine_space_overwrites_and_range_delete_are_reclaimed_by_compact() {
 fn engine_space_million_overwrites_of_100k_keys_fit_in_1_3x_live_data() {
     overwrite_then_compact(100_000, 1_000_000);
 }
+
+/// A database several SSTs deep whose file is fragmented by overwrites must end smaller after
+/// `compact()`, not larger: compaction output written past the old tail is moved down into
+/// the holes the old version leaves, and the tail is truncated in the same call.
+#[test]
+fn engine_space_compact_never_grows_a_fragmented_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let scale: u64 = std::env::var("STRATA_SPACE_SCALE").map_or(1, |s| s.parse().unwrap());
+    let options = if scale == 1 {
+        Options {
+            memtable_bytes: 256 << 10,
+            sst_target_bytes: 1 << 20,
+            l1_target_bytes: 1 << 20,
+            ..Options::default()
+        }
+    } else {
+        Options::default()
+    };
+    let engine = Engine::open(&path, options).unwrap();
+    let keys = 20_000u64 * scale;
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut batch = WriteBatch::new();
+    for round in 0..3u64 {
+        for i in 0..keys {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let key = if round == 0 { i } else { x % keys };
+            let value: Vec<u8> = (0..100).map(|j| (x >> (j % 56)) as u8 | 0x20).collect();
+            batch.put(format!("key{key:08}").as_bytes(), &value);
+            if batch.len() == 100 {
+                engine.write(&batch, Durability::Buffered).unwrap();
+                batch.clear();
+            }
+        }
+    }
+    engine.write(&batch, Durability::Sync).unwrap();
+    engine.flush().unwrap();
+    let before = std::fs::metadata(&path).unwrap().len();
+    engine.compact().unwrap();
+    let after = std::fs::metadata(&path).unwrap().len();
+    let live = keys * (11 + 100);
+    let stats = engine.stats().unwrap();
+    eprintln!("before compact {before} B, after {after} B, live {live} B, {stats:?}");
+    assert!(
+        after < before,
+        "compact grew the file: {before} B -> {after} B"
+    );
+    assert!(
+        after as f64 <= 1.3 * live as f64,
+        "file {after} B > 1.3 x live {live} B after compact"
+    );
+    engine.close().unwrap();
+    Engine::check(&path).unwrap();
+}

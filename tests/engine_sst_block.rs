@@ -49,6 +49,7 @@ fn seed_blocks() -> Vec<Vec<u8>> {
         encode_block(&entries, 16, Compression::None),
         encode_block(&entries, 1, Compression::None),
         encode_block(&entries, 4, Compression::Zstd(3)),
+        encode_block(&entries, 8, Compression::Lz4),
         encode_block(&entries[..1], 16, Compression::None),
         encode_block(&[], 16, Compression::None),
     ]
@@ -59,9 +60,13 @@ proptest! {
     fn block_decode_inverts_encode(
         entries in prop::collection::vec(entry_strategy(), 0..50),
         restart_interval in 0..20usize,
-        zstd in any::<bool>(),
+        codec in 0..3u8,
     ) {
-        let compression = if zstd { Compression::Zstd(1) } else { Compression::None };
+        let compression = match codec {
+            0 => Compression::None,
+            1 => Compression::Zstd(1),
+            _ => Compression::Lz4,
+        };
         let block = encode_block(&entries, restart_interval, compression);
         prop_assert_eq!(decode_block(&block).unwrap(), entries);
     }
@@ -92,6 +97,72 @@ fn block_decode_of_unknown_compression_type_is_corruption() {
     block[crc_pos..].copy_from_slice(&crc.to_le_bytes());
     let err = decode_block(&block).unwrap_err();
     assert!(err.to_string().contains("compression type 9"), "{err}");
+}
+
+/// Re-seals `block` (contents with a new type byte and CRC) so only the payload is wrong.
+fn reseal(contents: &[u8], block_type: u8) -> Vec<u8> {
+    let mut block = contents.to_vec();
+    block.push(block_type);
+    let crc = crc32fast::hash(&block);
+    block.extend_from_slice(&crc.to_le_bytes());
+    block
+}
+
+fn compressible_entries() -> Vec<SstEntry> {
+    (0..100u64)
+        .map(|i| SstEntry {
+            key: format!("key{i:05}").into_bytes(),
+            seq: i + 1,
+            kind: ValueKind::Put,
+            value: vec![b'v'; 60],
+        })
+        .collect()
+}
+
+#[test]
+fn lz4_block_is_smaller_than_raw_and_decodes() {
+    let entries = compressible_entries();
+    let raw = encode_block(&entries, 16, Compression::None);
+    let lz4 = encode_block(&entries, 16, Compression::Lz4);
+    assert!(
+        lz4.len() < raw.len() / 2,
+        "lz4 {} raw {}",
+        lz4.len(),
+        raw.len()
+    );
+    assert_eq!(lz4[lz4.len() - 5], 2, "LZ4 type byte");
+    assert_eq!(decode_block(&lz4).unwrap(), entries);
+}
+
+#[test]
+fn lz4_block_declaring_more_than_lz4_can_expand_is_corruption() {
+    let lz4 = encode_block(&compressible_entries(), 16, Compression::Lz4);
+    let payload = &lz4[4..lz4.len() - 5];
+    let mut contents = ((payload.len() * 255 + 1) as u32).to_le_bytes().to_vec();
+    contents.extend_from_slice(payload);
+    let err = decode_block(&reseal(&contents, 2)).unwrap_err();
+    assert!(matches!(err, Error::Corruption { .. }), "{err}");
+    assert!(err.to_string().contains("LZ4 block declares"), "{err}");
+}
+
+#[test]
+fn lz4_block_with_wrong_declared_length_is_corruption() {
+    let lz4 = encode_block(&compressible_entries(), 16, Compression::Lz4);
+    let declared = u32::from_le_bytes(lz4[..4].try_into().unwrap());
+    for wrong in [declared - 1, declared + 1, 0] {
+        let mut contents = wrong.to_le_bytes().to_vec();
+        contents.extend_from_slice(&lz4[4..lz4.len() - 5]);
+        let err = decode_block(&reseal(&contents, 2)).unwrap_err();
+        assert!(matches!(err, Error::Corruption { .. }), "{wrong}: {err}");
+    }
+}
+
+#[test]
+fn lz4_block_with_garbage_payload_is_corruption() {
+    let mut contents = 4096u32.to_le_bytes().to_vec();
+    contents.extend_from_slice(&[0xff; 40]);
+    let err = decode_block(&reseal(&contents, 2)).unwrap_err();
+    assert!(matches!(err, Error::Corruption { .. }), "{err}");
 }
 
 /// Writes the writer-made seeds of the `sst_block` fuzz corpus (replayed by

@@ -82,6 +82,11 @@ fn sst_flipped_bit_is_corruption_zstd_blocks() {
 }
 
 #[test]
+fn sst_flipped_bit_is_corruption_lz4_blocks() {
+    assert_every_bit_flip_is_detected(Compression::Lz4);
+}
+
+#[test]
 fn sst_truncated_image_is_corruption() {
     let image = build(options(120, 3, Compression::None), &sample_entries());
     for len in [0, 1, 79, 80, image.len() / 2, image.len() - 1] {

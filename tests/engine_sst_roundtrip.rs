@@ -32,7 +32,8 @@ fn compression_strategy() -> impl Strategy<Value = Compression> {
     prop_oneof![
         Just(Compression::None),
         Just(Compression::Zstd(1)),
-        Just(Compression::Zstd(3))
+        Just(Compression::Zstd(3)),
+        Just(Compression::Lz4)
     ]
 }
 

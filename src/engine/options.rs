@@ -17,8 +17,11 @@ pub enum Durability {
 pub enum Compression {
     /// Blocks are stored as they are.
     None,
-    /// Blocks are compressed with zstd at the given level when that saves space.
+    /// Blocks are compressed with zstd at the given level when that saves space: the
+    /// smallest files, at several times LZ4's CPU cost to write and to read.
     Zstd(i32),
+    /// Blocks are compressed with LZ4 when that saves space: cheap to write and to decode.
+    Lz4,
 }
 
 /// Maps a key to the prefix the partition-prefix filter indexes (e.g. table id + PartitionKey),
@@ -35,8 +38,9 @@ pub trait PrefixExtractor: Send + Sync + std::fmt::Debug {
 /// Options of [`crate::engine::Engine::open`].
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Size at which the active memtable is frozen and flushed to an SST; at most three exist
-    /// at once (the active one and two frozen ones waiting for their flush).
+    /// Memory at which the active memtable is frozen and flushed to an SST (entries are
+    /// charged their skip-list node and buffers as the allocator rounds them, not just their
+    /// bytes); at most three exist at once (the active one and two frozen ones waiting).
     pub memtable_bytes: usize,
     /// Capacity of the shared block cache.
     pub block_cache_bytes: usize,
@@ -54,7 +58,8 @@ pub struct Options {
     pub level_size_ratio: u64,
     /// Compression of L0 (hot, short-lived) SST blocks.
     pub l0_compression: Compression,
-    /// Compression of SST blocks of level 1 and deeper.
+    /// Compression of SST blocks of level 1 and deeper (default LZ4; `Zstd` for smaller files
+    /// at several times the CPU per block read and per compaction).
     pub compression: Compression,
     /// Bits per key of the whole-key bloom filter (0 disables it).
     pub bloom_bits_per_key: usize,
@@ -78,7 +83,7 @@ impl Default for Options {
             l1_target_bytes: 32 << 20,
             level_size_ratio: 10,
             l0_compression: Compression::None,
-            compression: Compression::Zstd(1),
+            compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             prefix_extractor: None,
             wal_segment_max_bytes: 4 << 20,

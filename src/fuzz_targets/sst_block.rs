@@ -4,7 +4,7 @@ use crate::engine::Compression;
 use crate::engine::sst::{decode_block, encode_block};
 
 /// Decodes `data` as a stored data block: it must never panic, and whatever decodes must
-/// survive a re-encode (raw and zstd, any restart interval) with the same entries.
+/// survive a re-encode (raw, zstd and LZ4, any restart interval) with the same entries.
 ///
 /// # Panics
 /// When a decoded block does not round-trip: that is the bug the fuzzer looks for.
@@ -13,7 +13,7 @@ pub fn sst_block(data: &[u8]) {
         return;
     };
     let interval = usize::from(data.first().copied().unwrap_or(0) % 17);
-    for compression in [Compression::None, Compression::Zstd(1)] {
+    for compression in [Compression::None, Compression::Zstd(1), Compression::Lz4] {
         let again = decode_block(&encode_block(&entries, interval, compression));
         assert!(
             again.as_ref().is_ok_and(|e| *e == entries),

@@ -20,6 +20,16 @@ use super::sst::{SstEntry, SstOptions, SstReader, SstWriter};
 use super::version::{SstHandle, Version};
 use super::{Result, ValueKind};
 
+/// Holes smaller than `sst_target_bytes / HOLE_FILL_MIN_DIV` are not worth cutting an SST for.
+const HOLE_FILL_MIN_DIV: usize = 8;
+/// Room left in a hole for the error of `SstWriter::estimated_len` (filters, index, last block).
+const HOLE_FILL_SLACK_BYTES: u64 = 16 << 10;
+
+/// Most relocation passes of one `compact()`; each commits a new version.
+const RELOCATE_MAX_PASSES: usize = 4;
+/// Relocation copies SSTs in chunks of this size.
+const RELOCATE_CHUNK_BYTES: usize = 256 << 10;
+
 /// What a merge drops on its way to the output.
 #[derive(Debug, Clone, Copy)]
 pub struct DropRules {
@@ -134,6 +144,7 @@ impl Inner {
     ) -> Result<Vec<Arc<SstHandle>>> {
         let mut outputs = Vec::new();
         let mut writer = SstWriter::new(self.sst_options(level));
+        let mut target = self.output_target();
         let mut last: Option<Vec<u8>> = None;
         for entry in entries {
             let entry = entry?;
@@ -149,13 +160,30 @@ impl Inner {
                 continue;
             }
             writer.add(&entry.key, entry.seq, entry.kind, &entry.value);
-            if rules.split && writer.estimated_len() >= self.options.sst_target_bytes {
+            if rules.split && writer.estimated_len() >= target {
                 let full = std::mem::replace(&mut writer, SstWriter::new(self.sst_options(level)));
                 outputs.extend(self.finish_sst(full)?);
+                target = self.output_target();
             }
         }
         outputs.extend(self.finish_sst(writer)?);
         Ok(outputs)
+    }
+
+    /// Size to cut the next compaction output at: `sst_target_bytes`, or less to fill the
+    /// lowest hole worth filling exactly, so outputs land in the holes of the file instead of
+    /// past its tail (which then cannot be truncated).
+    fn output_target(&self) -> usize {
+        let target = self.options.sst_target_bytes;
+        let min = (target / HOLE_FILL_MIN_DIV) as u64 + HOLE_FILL_SLACK_BYTES;
+        let mut alloc = self.alloc.lock();
+        for extent in self.graveyard.drain() {
+            alloc.free(extent);
+        }
+        alloc.lowest_hole(min).map_or(target, |hole| {
+            let fill = hole.len.saturating_sub(HOLE_FILL_SLACK_BYTES);
+            target.min(usize::try_from(fill).unwrap_or(usize::MAX))
+        })
     }
 
     /// SST options for `level`.
@@ -228,55 +256,110 @@ impl Inner {
         self.relocate_tail()
     }
 
-    /// Copies SSTs that sit above a free hole big enough for them into that hole (first fit),
-    /// so the free space ends up at the tail and is truncated away.
+    /// Moves SSTs down into free holes, pass after pass (each pass frees the places it moved
+    /// SSTs from, which merge into larger holes for the next), so the free space ends up at
+    /// the tail and is truncated away.
     fn relocate_tail(&self) -> Result<()> {
-        let current = Arc::clone(&self.view().version);
-        let mut by_offset: Vec<Arc<SstHandle>> = current.ssts().cloned().collect();
-        by_offset.sort_by_key(|sst| std::cmp::Reverse(sst.meta.extent.offset));
-        let mut moved = Vec::new();
-        for sst in by_offset {
-            let target = self.allocate(sst.meta.len);
-            if target.offset >= sst.meta.extent.offset {
-                self.free(&[target]);
-                continue;
+        for _ in 0..RELOCATE_MAX_PASSES {
+            if !self.relocate_pass()? {
+                break;
             }
-            let mut image = vec![0u8; usize::try_from(sst.meta.len).unwrap_or(usize::MAX)];
-            self.storage
-                .read_exact_at(&mut image, sst.meta.extent.offset)
-                .map_err(super::inner::io("read SST for relocation"))?;
-            self.write_at(&image, target.offset, "write relocated SST")
-                .map_err(|err| self.poisoned(err))?;
-            let reader = SstReader::open(
-                Arc::clone(&self.storage),
-                target,
-                sst.meta.len,
-                sst.meta.id,
-                Arc::clone(&self.cache),
-            )?;
-            let meta = SstMeta {
-                extent: target,
-                ..sst.meta.clone()
-            };
-            let handle = Arc::new(SstHandle::new(meta, reader, Arc::clone(&self.graveyard)));
-            moved.push((sst, handle));
-        }
-        drop(current);
-        if !moved.is_empty() {
-            let edit = |current: &Version| {
-                let mut version = current.clone();
-                for (old, new) in &moved {
-                    for level in &mut version.levels {
-                        for slot in level.iter_mut().filter(|slot| Arc::ptr_eq(slot, old)) {
-                            *slot = Arc::clone(new);
-                        }
-                    }
-                }
-                version
-            };
-            let obsolete = moved.iter().map(|(old, _)| Arc::clone(old)).collect();
-            self.install(edit, obsolete, None)?;
         }
         self.truncate_tail()
+    }
+
+    /// Moves every SST that sits above a free hole into the lowest holes, highest SST first,
+    /// and commits the moves; false when nothing could move. An SST goes whole into a hole it
+    /// fits (a copy); an SST of level 1+ that fits none is rewritten into pieces cut to fill
+    /// the lowest holes (pieces stay inside its key range, so the level stays disjoint).
+    fn relocate_pass(&self) -> Result<bool> {
+        let current = Arc::clone(&self.view().version);
+        let mut by_offset: Vec<(usize, Arc<SstHandle>)> = current
+            .levels
+            .iter()
+            .enumerate()
+            .flat_map(|(level, ssts)| ssts.iter().map(move |sst| (level, Arc::clone(sst))))
+            .collect();
+        drop(current);
+        by_offset.sort_by_key(|(_, sst)| std::cmp::Reverse(sst.meta.extent.offset));
+        let mut moved: Vec<(Arc<SstHandle>, Vec<Arc<SstHandle>>)> = Vec::new();
+        let mut buf = Vec::new();
+        let min_hole = self.options.sst_target_bytes / HOLE_FILL_MIN_DIV;
+        for (level, sst) in by_offset {
+            let target = self.allocate(sst.meta.len);
+            if target.offset < sst.meta.extent.offset {
+                self.copy_extent(
+                    sst.meta.extent.offset,
+                    target.offset,
+                    sst.meta.len,
+                    &mut buf,
+                )?;
+                let reader = SstReader::open(
+                    Arc::clone(&self.storage),
+                    target,
+                    sst.meta.len,
+                    sst.meta.id,
+                    Arc::clone(&self.cache),
+                )?;
+                let meta = SstMeta {
+                    extent: target,
+                    ..sst.meta.clone()
+                };
+                let handle = Arc::new(SstHandle::new(meta, reader, Arc::clone(&self.graveyard)));
+                moved.push((sst, vec![handle]));
+                continue;
+            }
+            self.free(&[target]);
+            let hole_below = self
+                .alloc
+                .lock()
+                .lowest_hole(min_hole as u64 + HOLE_FILL_SLACK_BYTES)
+                .is_some_and(|hole| hole.offset < sst.meta.extent.offset);
+            if level > 0 && hole_below {
+                let source = MergeIter::new(vec![Source::Sst(sst.reader.iter(&[]))]);
+                let rules = DropRules {
+                    tombstones: false,
+                    split: true,
+                };
+                let pieces = self.write_ssts(source, level, rules, &[])?;
+                moved.push((sst, pieces));
+            }
+        }
+        if moved.is_empty() {
+            return Ok(false);
+        }
+        let obsolete = moved.iter().map(|(old, _)| Arc::clone(old)).collect();
+        // `move`: the closure, and with it the moved-from handles, is consumed inside
+        // `install`, so their extents are free before it truncates the tail.
+        let edit = move |current: &Version| {
+            let mut version = current.clone();
+            for (old, new) in &moved {
+                for level in &mut version.levels {
+                    if let Some(at) = level.iter().position(|slot| Arc::ptr_eq(slot, old)) {
+                        level.splice(at..=at, new.iter().cloned());
+                    }
+                }
+            }
+            version
+        };
+        self.install(edit, obsolete, None)?;
+        Ok(true)
+    }
+
+    /// Copies `len` bytes from `from` to `to` through `buf`, in chunks so relocating an SST
+    /// does not hold its whole image in memory.
+    fn copy_extent(&self, from: u64, to: u64, len: u64, buf: &mut Vec<u8>) -> Result<()> {
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(RELOCATE_CHUNK_BYTES as u64) as usize;
+            buf.resize(n, 0);
+            self.storage
+                .read_exact_at(buf, from + done)
+                .map_err(super::inner::io("read SST for relocation"))?;
+            self.write_at(buf, to + done, "write relocated SST")
+                .map_err(|err| self.poisoned(err))?;
+            done += n as u64;
+        }
+        Ok(())
     }
 }

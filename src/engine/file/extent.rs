@@ -177,6 +177,16 @@ impl ExtentAllocator {
         self.free.values().sum()
     }
 
+    /// The lowest free run of at least `min` bytes below `end()`: where the next SST of that
+    /// size would land, and the size a writer can aim for to fill it exactly.
+    #[must_use]
+    pub fn lowest_hole(&self, min: u64) -> Option<Extent> {
+        self.free
+            .iter()
+            .find(|&(_, &len)| len >= min)
+            .map(|(&offset, &len)| Extent { offset, len })
+    }
+
     /// The free runs below `end()`, lowest first.
     pub fn free_extents(&self) -> impl Iterator<Item = Extent> + '_ {
         self.free

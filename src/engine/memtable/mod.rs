@@ -12,8 +12,40 @@ use parking_lot::RwLock;
 use super::batch::BatchOp;
 use super::{RangeTombstone, Seq, ValueKind};
 
-/// Bytes charged per entry on top of key and value, for the skip list node and its tower.
+/// Bytes charged for a range tombstone on top of its bounds.
 const ENTRY_OVERHEAD_BYTES: usize = 64;
+/// Words of a skip-list node besides its key and value: the reference count / height word and
+/// two tower pointers (the expected height).
+const NODE_EXTRA_WORDS: usize = 3;
+/// Per-allocation header and alignment of the system allocator (glibc: 8 and 16, at least 32).
+const MALLOC_HEADER_BYTES: usize = 8;
+/// See [`MALLOC_HEADER_BYTES`].
+const MALLOC_ALIGN_BYTES: usize = 16;
+/// See [`MALLOC_HEADER_BYTES`].
+const MALLOC_MIN_CHUNK_BYTES: usize = 32;
+
+/// Bytes the allocator really hands out for a request of `n` bytes.
+const fn chunk(n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let rounded = (n + MALLOC_HEADER_BYTES).next_multiple_of(MALLOC_ALIGN_BYTES);
+    if rounded < MALLOC_MIN_CHUNK_BYTES {
+        MALLOC_MIN_CHUNK_BYTES
+    } else {
+        rounded
+    }
+}
+
+/// Memory one entry really takes: the skip-list node and the key and value buffers, each
+/// rounded as the allocator rounds it, so `memtable_bytes` bounds resident memory rather than
+/// payload (for 21-byte keys and 180-byte values: 320 bytes charged for 201 of payload).
+const fn entry_charge(key_len: usize, value_len: usize) -> usize {
+    let node = std::mem::size_of::<MemKey>()
+        + std::mem::size_of::<MemValue>()
+        + NODE_EXTRA_WORDS * std::mem::size_of::<usize>();
+    chunk(node) + chunk(key_len) + chunk(value_len)
+}
 
 /// An internal key: ordered by user key ascending, then sequence number descending, so the
 /// newest version of a key comes first.
@@ -130,10 +162,8 @@ impl Memtable {
 
     /// Inserts one internal entry.
     pub fn insert(&self, key: &[u8], seq: Seq, kind: ValueKind, value: &[u8]) {
-        self.bytes.fetch_add(
-            key.len() + value.len() + ENTRY_OVERHEAD_BYTES,
-            Ordering::Relaxed,
-        );
+        self.bytes
+            .fetch_add(entry_charge(key.len(), value.len()), Ordering::Relaxed);
         self.max_seq.fetch_max(seq, Ordering::Relaxed);
         self.map.insert(
             MemKey {
@@ -277,6 +307,18 @@ fn to_entry(key: &MemKey, value: &MemValue) -> MemEntry {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
+
+    #[test]
+    fn memtable_charge_covers_allocator_rounding_and_node() {
+        // 21-byte key and 180-byte value: 32 + 192 for the buffers, 96 for the node.
+        assert_eq!(entry_charge(21, 180), 320);
+        // A tombstone has no value buffer.
+        assert_eq!(entry_charge(21, 0), 128);
+        let mem = Memtable::new();
+        mem.insert(b"k", 1, ValueKind::Put, &[7; 180]);
+        assert_eq!(mem.approximate_bytes(), entry_charge(1, 180));
+        assert!(mem.approximate_bytes() >= 1 + 180 + 64);
+    }
 
     #[test]
     fn memtable_get_returns_newest_version_at_or_below_read_seq() {

@@ -17,8 +17,10 @@ use crate::engine::{Error, Result};
 
 /// Magic number ending every SST footer ("strataSS" little-endian-ish tag).
 pub const SST_MAGIC: u64 = 0x5353_6174_6172_7473;
-/// Version of the SST layout written by this code.
-pub const SST_FORMAT_VERSION: u32 = 1;
+/// Version of the SST layout written by this code: 2 added LZ4 data blocks (type 2).
+pub const SST_FORMAT_VERSION: u32 = 2;
+/// Oldest SST layout this code reads: version 1 is version 2 without LZ4 blocks.
+pub const SST_MIN_FORMAT_VERSION: u32 = 1;
 /// Size of one fixed-width block handle (offset u64, len u64) in the footer.
 pub const HANDLE_LEN: usize = 16;
 /// Number of block handles in the footer (bloom, prefix, index, properties).
@@ -37,8 +39,13 @@ pub const BLOCK_TRAILER_LEN: usize = 1 + 4;
 pub const BLOCK_TYPE_RAW: u8 = 0;
 /// Trailer type byte: contents = decoded length u32 LE ++ one zstd frame.
 pub const BLOCK_TYPE_ZSTD: u8 = 1;
-/// Size of the decoded-length prefix of a zstd block.
-pub const ZSTD_LEN_PREFIX: usize = 4;
+/// Trailer type byte: contents = decoded length u32 LE ++ one LZ4 block (no frame).
+pub const BLOCK_TYPE_LZ4: u8 = 2;
+/// Size of the decoded-length prefix of a compressed (zstd or LZ4) block.
+pub const DECODED_LEN_PREFIX: usize = 4;
+/// An LZ4 sequence of `n` input bytes expands to at most `255 * n` output bytes (a one-byte
+/// match-length extension codes 255 more bytes); a larger declared length is corruption.
+pub const LZ4_MAX_EXPANSION: usize = 255;
 /// Largest decoded size a compressed block may declare; larger blocks are stored raw, so a
 /// corrupt length can never make the reader allocate more than this.
 pub const MAX_DECOMPRESSED_BLOCK: usize = 64 << 20;
@@ -199,7 +206,7 @@ impl Footer {
             ));
         }
         let version = get_u32(buf, FOOTER_VERSION_POS).unwrap_or_default();
-        if version != SST_FORMAT_VERSION {
+        if !(SST_MIN_FORMAT_VERSION..=SST_FORMAT_VERSION).contains(&version) {
             return Err(corruption(
                 offset,
                 format!("unsupported SST format version {version}"),
@@ -285,6 +292,19 @@ mod tests {
         let mut too_big = vec![0xff; 9];
         too_big.push(0x02);
         assert_eq!(get_varint(&too_big, &mut 0), None);
+    }
+
+    #[test]
+    fn footer_of_version_1_is_read_and_of_version_3_is_rejected() {
+        let mut buf = Vec::new();
+        Footer::default().encode(&mut buf);
+        for (version, ok) in [(1u32, true), (2, true), (0, false), (3, false)] {
+            buf[FOOTER_VERSION_POS..FOOTER_VERSION_POS + 4].copy_from_slice(&version.to_le_bytes());
+            let crc = crc32fast::hash(&buf[..FOOTER_CRC_POS]);
+            buf[FOOTER_CRC_POS..].copy_from_slice(&crc.to_le_bytes());
+            let decoded = Footer::decode(&buf, 0);
+            assert_eq!(decoded.is_ok(), ok, "version {version}: {decoded:?}");
+        }
     }
 
     #[test]

@@ -13,6 +13,13 @@ use super::{BlockCache, SstIter, SstProperties};
 use crate::engine::file::{Extent, Storage};
 use crate::engine::{Error, Result, Seq, ValueKind};
 
+/// Read buffers larger than this (a huge raw block) are freed rather than kept per thread.
+const MAX_REUSED_READ_BUFFER: usize = 256 << 10;
+
+thread_local! {
+    static READ_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// One internal entry read from an SST.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SstEntry {
@@ -235,9 +242,24 @@ impl SstReader {
             return Ok(b);
         }
         let at = self.extent.offset + handle.offset;
-        let mut stored = vec![0u8; handle.len as usize];
-        read_at(&*self.storage, &mut stored, at, "read SST block")?;
-        let block = Arc::new(Block::decode_owned(stored, at)?);
+        // The stored bytes only live until decoded: read them into a per-thread buffer so a
+        // cache miss allocates just the decoded block.
+        let block = READ_BUFFER.with(|cell| -> Result<Block> {
+            let mut stored = cell.take();
+            let len = handle.len as usize;
+            // Zero only what the buffer grows by: every byte used is overwritten by the read.
+            if stored.len() < len {
+                stored.resize(len, 0);
+            }
+            let buf = stored.get_mut(..len).unwrap_or_default();
+            let decoded = read_at(&*self.storage, buf, at, "read SST block")
+                .and_then(|()| Block::decode(buf, at));
+            if stored.capacity() <= MAX_REUSED_READ_BUFFER {
+                cell.replace(stored);
+            }
+            decoded
+        })?;
+        let block = Arc::new(block);
         self.cache
             .insert(self.id, handle.offset, Arc::clone(&block));
         Ok(block)

@@ -2,8 +2,8 @@
 
 use super::super::SstEntry;
 use super::super::format::{
-    BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, COMPRESSION_MIN_SAVING_DIV, MAX_DECOMPRESSED_BLOCK,
-    RESTART_ENTRY_LEN, ZSTD_LEN_PREFIX, put_varint, seal_block,
+    BLOCK_TYPE_LZ4, BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, COMPRESSION_MIN_SAVING_DIV,
+    DECODED_LEN_PREFIX, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, put_varint, seal_block,
 };
 use crate::engine::{Compression, Seq, ValueKind};
 
@@ -101,38 +101,60 @@ impl std::fmt::Debug for BlockSealer {
 }
 
 impl BlockSealer {
-    /// Appends `raw` contents to `out` as a stored block: zstd-compressed when asked and when
-    /// that saves at least 12.5%, raw otherwise; then the trailer.
+    /// Appends `raw` contents to `out` as a stored block: compressed when asked and when that
+    /// saves at least 12.5%, raw otherwise; then the trailer.
     pub fn seal(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) {
         let start = out.len();
-        if let Compression::Zstd(level) = compression
-            && raw.len() <= MAX_DECOMPRESSED_BLOCK
-            && self.compress(raw, level)
-        {
-            out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-            out.extend_from_slice(&self.scratch);
-            seal_block(out, start, BLOCK_TYPE_ZSTD);
-        } else {
-            out.extend_from_slice(raw);
-            seal_block(out, start, BLOCK_TYPE_RAW);
+        let compressed = match compression {
+            _ if raw.len() > MAX_DECOMPRESSED_BLOCK => None,
+            Compression::None => None,
+            Compression::Zstd(level) => self.zstd(raw, level).map(|n| (n, BLOCK_TYPE_ZSTD)),
+            Compression::Lz4 => self.lz4(raw).map(|n| (n, BLOCK_TYPE_LZ4)),
+        };
+        match compressed {
+            Some((n, block_type)) => {
+                out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+                out.extend_from_slice(self.scratch.get(..n).unwrap_or_default());
+                seal_block(out, start, block_type);
+            }
+            None => {
+                out.extend_from_slice(raw);
+                seal_block(out, start, BLOCK_TYPE_RAW);
+            }
         }
     }
 
-    /// Compresses `raw` into `scratch`; true when the result is worth keeping.
-    fn compress(&mut self, raw: &[u8], level: i32) -> bool {
+    /// The largest compressed form of `raw` worth keeping.
+    fn budget(raw: &[u8]) -> usize {
+        (raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV).saturating_sub(DECODED_LEN_PREFIX)
+    }
+
+    /// Compresses `raw` with zstd into `scratch`; its length when worth keeping.
+    fn zstd(&mut self, raw: &[u8], level: i32) -> Option<usize> {
         if self.compressor.as_ref().is_none_or(|(l, _)| *l != level) {
             self.compressor = zstd::bulk::Compressor::new(level).ok().map(|c| (level, c));
         }
-        let Some((_, c)) = self.compressor.as_mut() else {
-            return false;
-        };
+        let (_, c) = self.compressor.as_mut()?;
         // zstd writes a Vec from its start, so the length prefix is added by the caller.
         self.scratch.clear();
         self.scratch
             .reserve(zstd::zstd_safe::compress_bound(raw.len()));
-        let budget = raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV;
         c.compress_to_buffer(raw, &mut self.scratch)
-            .is_ok_and(|n| n + ZSTD_LEN_PREFIX <= budget)
+            .ok()
+            .filter(|&n| n <= Self::budget(raw))
+    }
+
+    /// Compresses `raw` with LZ4 (block format) into `scratch`; its length when worth keeping.
+    fn lz4(&mut self, raw: &[u8]) -> Option<usize> {
+        let bound = lz4_flex::block::get_maximum_output_size(raw.len());
+        // Zero only what the scratch grows by: LZ4 overwrites what it reports as written.
+        if self.scratch.len() < bound {
+            self.scratch.resize(bound, 0);
+        }
+        let scratch = self.scratch.get_mut(..bound).unwrap_or_default();
+        lz4_flex::block::compress_into(raw, scratch)
+            .ok()
+            .filter(|&n| n <= Self::budget(raw))
     }
 }
 

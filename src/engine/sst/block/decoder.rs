@@ -5,8 +5,9 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::super::format::{
-    BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, KIND_LEN, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN,
-    ZSTD_LEN_PREFIX, corruption, get_u32, get_varint, open_block,
+    BLOCK_TYPE_LZ4, BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, DECODED_LEN_PREFIX, KIND_LEN,
+    LZ4_MAX_EXPANSION, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, corruption, get_u32, get_varint,
+    open_block,
 };
 use crate::engine::{Result, Seq, ValueKind};
 
@@ -25,17 +26,70 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-fn decompress(payload: &[u8], file_offset: u64) -> Result<Vec<u8>> {
-    let declared = get_u32(payload, 0)
-        .ok_or_else(|| corruption(file_offset, "zstd block lacks its decoded length"))?
-        as usize;
+/// Splits a compressed block's contents into its declared decoded length and payload,
+/// refusing lengths no valid block can have (before anything is allocated for them).
+fn declared_len<'a>(
+    contents: &'a [u8],
+    file_offset: u64,
+    codec: &str,
+) -> Result<(usize, &'a [u8])> {
+    let declared = get_u32(contents, 0).ok_or_else(|| {
+        corruption(
+            file_offset,
+            format!("{codec} block lacks its decoded length"),
+        )
+    })? as usize;
     if declared > MAX_DECOMPRESSED_BLOCK {
         return Err(corruption(
             file_offset,
-            format!("zstd block declares {declared} decoded bytes, over the limit"),
+            format!("{codec} block declares {declared} decoded bytes, over the limit"),
         ));
     }
-    let frame = payload.get(ZSTD_LEN_PREFIX..).unwrap_or_default();
+    Ok((
+        declared,
+        contents.get(DECODED_LEN_PREFIX..).unwrap_or_default(),
+    ))
+}
+
+fn decompress_lz4(contents: &[u8], file_offset: u64) -> Result<Vec<u8>> {
+    let (declared, payload) = declared_len(contents, file_offset, "LZ4")?;
+    if declared > payload.len().saturating_mul(LZ4_MAX_EXPANSION) {
+        return Err(corruption(
+            file_offset,
+            format!(
+                "LZ4 block declares {declared} decoded bytes for {} stored",
+                payload.len()
+            ),
+        ));
+    }
+    let mut out = vec![0u8; declared];
+    match lz4_flex::block::decompress_into(payload, &mut out) {
+        Ok(n) if n == declared => Ok(out),
+        Ok(n) => Err(corruption(
+            file_offset,
+            format!("LZ4 block decoded to {n} bytes, {declared} declared"),
+        )),
+        Err(e) => Err(corruption(
+            file_offset,
+            format!("LZ4 block does not decode: {e}"),
+        )),
+    }
+}
+
+/// Decodes the contents of a compressed block of type `block_type`.
+fn decompress_any(contents: &[u8], block_type: u8, file_offset: u64) -> Result<Vec<u8>> {
+    match block_type {
+        BLOCK_TYPE_ZSTD => decompress(contents, file_offset),
+        BLOCK_TYPE_LZ4 => decompress_lz4(contents, file_offset),
+        other => Err(corruption(
+            file_offset,
+            format!("unknown block compression type {other}"),
+        )),
+    }
+}
+
+fn decompress(payload: &[u8], file_offset: u64) -> Result<Vec<u8>> {
+    let (declared, frame) = declared_len(payload, file_offset, "zstd")?;
     // The frame header must agree before anything is allocated for its output.
     match zstd::zstd_safe::get_frame_content_size(frame) {
         Ok(Some(n)) if n == declared as u64 => {}
@@ -72,27 +126,12 @@ fn decompress(payload: &[u8], file_offset: u64) -> Result<Vec<u8>> {
 
 impl Block {
     /// Verifies the trailer of a stored block found at `file_offset`, decompresses it and
-    /// checks its restart array.
+    /// checks its restart array. Allocates exactly one buffer, the decoded contents.
     pub fn decode(stored: &[u8], file_offset: u64) -> Result<Self> {
-        Self::decode_owned(stored.to_vec(), file_offset)
-    }
-
-    /// As [`Block::decode`], reusing the buffer of a raw block instead of copying it.
-    pub fn decode_owned(mut stored: Vec<u8>, file_offset: u64) -> Result<Self> {
-        let (contents, block_type) = open_block(&stored, file_offset)?;
+        let (contents, block_type) = open_block(stored, file_offset)?;
         let data = match block_type {
-            BLOCK_TYPE_RAW => {
-                let len = contents.len();
-                stored.truncate(len);
-                stored
-            }
-            BLOCK_TYPE_ZSTD => decompress(contents, file_offset)?,
-            other => {
-                return Err(corruption(
-                    file_offset,
-                    format!("unknown block compression type {other}"),
-                ));
-            }
+            BLOCK_TYPE_RAW => contents.to_vec(),
+            other => decompress_any(contents, other, file_offset)?,
         };
         Self::from_contents(data, file_offset)
     }
