@@ -2,21 +2,51 @@
 
 use std::net::SocketAddr;
 
-use strata::Account;
 use strata::server::limits::{DEFAULT_ACCOUNT, DEFAULT_ADDR, DEFAULT_KEY};
-use strata::server::{Auth, run_until_signal};
+use strata::server::{Auth, DEFAULT_IO_THREADS, run_until_signal};
+use strata::{Account, Options as AccountOptions};
 
 use super::CliError;
 
 /// Default database file.
 const DEFAULT_DB: &str = "./strata.db";
 
-/// Runs `strata serve [--db FILE] [--addr HOST:PORT] [--account NAME --key BASE64]`.
+/// Largest `--cache-mib` / `--memtable-mib` accepted: beyond this a typo is likelier than intent.
+const MAX_MIB: usize = 64 * 1024;
+
+/// Most `--io-threads`.
+const MAX_IO_THREADS: usize = 256;
+
+/// The text of `strata serve --help`.
+const HELP: &str = "\
+Serve the Azure Table REST API on one database file.
+
+Usage: strata serve [OPTIONS]
+
+Options:
+  --db FILE            database file (created if absent) [default: ./strata.db]
+  --addr HOST:PORT     listening address [default: 127.0.0.1:10002]
+  --account NAME       account name; requires --key [default: devstoreaccount1]
+  --key BASE64         account key; requires --account [default: the emulator's key]
+  --cache-mib N        block cache size in MiB [default: the engine's, 16]
+  --memtable-mib N     memtable size in MiB; up to three exist at once [default: the engine's, 4]
+  --io-threads N       threads parsing and answering HTTP; table operations run on a separate
+                       pool [default: 1]
+  -h, --help           print this help
+
+Peak memory is about the cache plus three memtables plus a few MiB: the defaults stay under
+40 MiB; `--cache-mib 4 --memtable-mib 2` keeps a small server near 20 MiB.
+
+Example: strata serve --db ./strata.db --addr 127.0.0.1:10002";
+
+/// Runs `strata serve [OPTIONS]` (see [`HELP`]).
 pub fn run(args: &[String]) -> Result<(), CliError> {
     let mut db = DEFAULT_DB.to_owned();
     let mut addr = DEFAULT_ADDR.to_owned();
     let mut account = None;
     let mut key = None;
+    let mut options = AccountOptions::default();
+    let mut io_threads = DEFAULT_IO_THREADS;
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
         let mut value = || {
@@ -25,11 +55,26 @@ pub fn run(args: &[String]) -> Result<(), CliError> {
                 .ok_or_else(|| CliError::Usage(format!("{flag} needs a value")))
         };
         match flag.as_str() {
+            "-h" | "--help" => {
+                println!("{HELP}");
+                return Ok(());
+            }
             "--db" => db = value()?,
             "--addr" => addr = value()?,
             "--account" => account = Some(value()?),
             "--key" => key = Some(value()?),
-            other => return Err(CliError::Usage(format!("unknown serve option '{other}'"))),
+            "--cache-mib" => {
+                options.engine.block_cache_bytes = number(flag, &value()?, 0, MAX_MIB)? << 20;
+            }
+            "--memtable-mib" => {
+                options.engine.memtable_bytes = number(flag, &value()?, 1, MAX_MIB)? << 20;
+            }
+            "--io-threads" => io_threads = number(flag, &value()?, 1, MAX_IO_THREADS)?,
+            other => {
+                return Err(CliError::Usage(format!(
+                    "unknown serve option '{other}' (see strata serve --help)"
+                )));
+            }
         }
     }
     let auth = match (account, key) {
@@ -45,8 +90,20 @@ pub fn run(args: &[String]) -> Result<(), CliError> {
     let addr: SocketAddr = addr
         .parse()
         .map_err(|_| CliError::Usage(format!("--addr {addr:?} is not HOST:PORT")))?;
-    let account =
-        Account::open(&db).map_err(|error| CliError::Data(format!("cannot open {db}: {error}")))?;
-    run_until_signal(account, auth, addr)
+    let account = Account::open_with(&db, options)
+        .map_err(|error| CliError::Data(format!("cannot open {db}: {error}")))?;
+    run_until_signal(account, auth, addr, io_threads)
         .map_err(|error| CliError::Data(format!("cannot serve on {addr}: {error}")))
+}
+
+/// The value of numeric option `flag`, within `min..=max`.
+fn number(flag: &str, text: &str, min: usize, max: usize) -> Result<usize, CliError> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "{flag} {text:?} is not a whole number from {min} to {max}"
+            ))
+        })
 }
