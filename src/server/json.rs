@@ -368,10 +368,10 @@ mod tests {
         for text in samples {
             let mut ours = String::new();
             write_str(&mut ours, text);
-            let back: String = serde_json::from_str(&ours).unwrap();
+            let back: String = serde_json::from_str(&ours).expect("valid JSON");
             assert_eq!(back, text, "{ours}");
             if !text.contains(['\u{8}', '\u{0}', '\u{1f}']) {
-                assert_eq!(ours, serde_json::to_string(text).unwrap());
+                assert_eq!(ours, serde_json::to_string(text).expect("serialisable"));
             }
         }
     }
@@ -379,7 +379,7 @@ mod tests {
     #[test]
     fn write_etag_matches_the_etag_display() {
         let fixed = [630_000_000_000_000_000, 638_000_000_000_000_123]
-            .map(|ticks| DateTime::from_ticks(ticks).unwrap());
+            .map(|ticks| DateTime::from_ticks(ticks).expect("in range"));
         for timestamp in fixed.into_iter().chain([DateTime::now()]) {
             let mut ours = String::new();
             write_etag(&mut ours, &timestamp.to_iso8601());
