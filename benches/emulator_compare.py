@@ -192,8 +192,12 @@ def main():
     ap.add_argument("--upserts", type=int, default=4000)
     ap.add_argument("--partition-queries", type=int, default=16)
     ap.add_argument("--scans", type=int, default=8, help="filtered scans, each over the whole table")
+    ap.add_argument("--strata-arg", action="append", default=[], metavar="ARG",
+                    help="extra argument of `strata serve` (repeat: --strata-arg=--cache-mib --strata-arg=8)")
     ap.add_argument("--markdown", help="also write the table as Markdown to this file")
     args = ap.parse_args()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load_before = os.getloadavg()[0]
 
     results = []
     work = tempfile.mkdtemp(prefix="emulator-compare-")
@@ -206,7 +210,8 @@ def main():
             os.makedirs(data)
             log = open(os.path.join(work, f"{name}.log"), "wb")
             if name == "strata":
-                cmd = [launcher, "serve", "--db", os.path.join(data, "bench.db"), "--addr", f"127.0.0.1:{port}"]
+                cmd = [launcher, "serve", "--db", os.path.join(data, "bench.db"), "--addr", f"127.0.0.1:{port}",
+                       *args.strata_arg]
             else:
                 cmd = [launcher, "--tableHost", "127.0.0.1", "--tablePort", str(port), "--location", data,
                        "--silent", "--disableTelemetry", "--skipApiVersionCheck"]
@@ -226,6 +231,8 @@ def main():
     lines = [
         f"Entities: {args.entities}; reads {args.reads}, upserts {args.upserts}, "
         f"partition queries {args.partition_queries}, filtered scans {args.scans} (each 1/10 of the table).",
+        f"Run {started}, load average {load_before:.1f} at the start and {os.getloadavg()[0]:.1f} at the end"
+        + (f"; strata serve {' '.join(args.strata_arg)}" if args.strata_arg else "") + ".",
         "",
         "| server | row | clients | ops | unit | ops/s | server CPU ms/op | peak RSS MiB |",
         "|---|---|---:|---:|---|---:|---:|---:|",

@@ -517,7 +517,7 @@ fn server_batch_failure_answers_one_part_whose_message_starts_with_the_index() {
 }
 
 #[test]
-fn server_batch_over_100_operations_fails_operation_100_inside_a_202() {
+fn server_batch_over_100_operations_fails_operation_99_inside_a_202() {
     let f = Fixture::new();
     f.create_table("Batched");
     let ops: Vec<String> = (0..101)
@@ -539,7 +539,7 @@ fn server_batch_over_100_operations_fails_operation_100_inside_a_202() {
     );
     assert!(answer.body.contains("HTTP/1.1 400 Bad Request"));
     assert!(answer.body.contains("\"code\":\"InvalidInput\""));
-    assert!(answer.body.contains("\"value\":\"100:"), "{}", answer.body);
+    assert!(answer.body.contains("\"value\":\"99:"), "{}", answer.body);
     let nothing = f.send(
         "GET",
         "/Batched(PartitionKey='p',RowKey='000')",

@@ -190,20 +190,43 @@ fn typed_number(edm: EdmType, n: &Number) -> Option<Value> {
 /// Appends `text` as a JSON string literal.
 pub fn write_str(out: &mut String, text: &str) {
     out.push('"');
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
+    // Copies runs that need no escape in one go: entity payloads are long and rarely escaped.
+    // Every byte that ends a run is ASCII, so each run ends on a character boundary.
+    let mut run = 0;
+    for (at, byte) in text.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(text.get(run..at).unwrap_or_default());
+        run = at + 1;
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{byte:04x}");
+        } else {
+            out.push_str(escape);
         }
     }
+    out.push_str(text.get(run..).unwrap_or_default());
     out.push('"');
+}
+
+/// Appends the JSON string of the weak ETag of an entity written at `timestamp` (its ISO 8601
+/// form): `W/"datetime'<timestamp, ':' as %3A>'"`, as [`crate::table::ETag`] displays it,
+/// without formatting the timestamp a second time.
+fn write_etag(out: &mut String, timestamp: &str) {
+    out.push_str("\"W/\\\"datetime'");
+    for (index, part) in timestamp.split(':').enumerate() {
+        if index > 0 {
+            out.push_str("%3A");
+        }
+        out.push_str(part);
+    }
+    out.push_str("'\\\"\"");
 }
 
 /// Appends `"key":` to an object being written, with the separating comma if needed.
@@ -240,6 +263,7 @@ pub fn write_entity(
     in_feed: bool,
 ) {
     let entity = &stored.entity;
+    let timestamp = stored.timestamp().to_iso8601();
     let mut first = true;
     out.push('{');
     if metadata != Metadata::None {
@@ -261,12 +285,12 @@ pub fn write_entity(
             write_key(out, &mut first, "odata.id");
             write_str(out, &format!("{}/{address}", links.base));
             write_key(out, &mut first, "odata.etag");
-            write_str(out, &stored.etag.to_string());
+            write_etag(out, &timestamp);
             write_key(out, &mut first, "odata.editLink");
             write_str(out, &address);
         } else {
             write_key(out, &mut first, "odata.etag");
-            write_str(out, &stored.etag.to_string());
+            write_etag(out, &timestamp);
         }
     }
     write_key(out, &mut first, "PartitionKey");
@@ -278,7 +302,7 @@ pub fn write_entity(
         write_str(out, EdmType::DateTime.name());
     }
     write_key(out, &mut first, "Timestamp");
-    write_str(out, &stored.timestamp().to_iso8601());
+    write_str(out, &timestamp);
     for (name, value) in entity.properties() {
         if metadata != Metadata::None && needs_annotation(value, metadata) {
             write_key(
@@ -321,5 +345,47 @@ fn write_value(out: &mut String, value: &Value) {
         }
         Value::String(s) => write_str(out, s),
         other => write_str(out, &other.to_wire()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{write_etag, write_str};
+    use crate::model::DateTime;
+    use crate::table::ETag;
+
+    #[test]
+    fn write_str_escapes_as_serde_json_does() {
+        let samples = [
+            "",
+            "plain",
+            "quote\" back\\slash",
+            "\n\r\t\u{0}\u{1f}\u{7f}",
+            "héllo \u{1F600} ünïcode\"end",
+            "\"",
+            "x\u{8}y",
+        ];
+        for text in samples {
+            let mut ours = String::new();
+            write_str(&mut ours, text);
+            let back: String = serde_json::from_str(&ours).expect("valid JSON");
+            assert_eq!(back, text, "{ours}");
+            if !text.contains(['\u{8}', '\u{0}', '\u{1f}']) {
+                assert_eq!(ours, serde_json::to_string(text).expect("serialisable"));
+            }
+        }
+    }
+
+    #[test]
+    fn write_etag_matches_the_etag_display() {
+        let fixed = [630_000_000_000_000_000, 638_000_000_000_000_123]
+            .map(|ticks| DateTime::from_ticks(ticks).expect("in range"));
+        for timestamp in fixed.into_iter().chain([DateTime::now()]) {
+            let mut ours = String::new();
+            write_etag(&mut ours, &timestamp.to_iso8601());
+            let mut expected = String::new();
+            write_str(&mut expected, &ETag::from_timestamp(timestamp).to_string());
+            assert_eq!(ours, expected);
+        }
     }
 }

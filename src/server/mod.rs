@@ -51,6 +51,12 @@ use limits::{
 /// Most blocking worker threads running table operations at once.
 const MAX_BLOCKING_THREADS: usize = 64;
 
+/// Threads of the HTTP side when not configured. One is enough: parsing, authenticating and
+/// writing a response cost tens of microseconds, every table operation runs on the blocking
+/// pool, and a single thread avoids the cross-thread wake-ups of a work-stealing pool
+/// (3.5 instead of 5.5 context switches per point read).
+pub const DEFAULT_IO_THREADS: usize = 1;
+
 /// The account name and key requests are authenticated against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Auth {
@@ -124,22 +130,35 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, shutdown: impl Futu
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
 }
 
-/// A multi-threaded runtime for the server.
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
+/// The server's runtime: `io_threads` threads for HTTP (1 = a current-thread runtime) plus
+/// the blocking pool that runs table operations.
+fn runtime(io_threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = if io_threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(io_threads);
+        builder
+    };
+    builder
         .enable_all()
         .max_blocking_threads(MAX_BLOCKING_THREADS)
         .thread_name("strata-serve")
         .build()
 }
 
-/// Serves `account` on `addr` until Ctrl-C or SIGTERM, then finishes in-flight requests
-/// and closes the account.
+/// Serves `account` on `addr` with `io_threads` HTTP threads until Ctrl-C or SIGTERM, then
+/// finishes in-flight requests and closes the account.
 ///
 /// # Errors
 /// I/O errors of the runtime or of binding `addr`.
-pub fn run_until_signal(account: Account, auth: Auth, addr: SocketAddr) -> std::io::Result<()> {
-    let runtime = runtime()?;
+pub fn run_until_signal(
+    account: Account,
+    auth: Auth,
+    addr: SocketAddr,
+    io_threads: usize,
+) -> std::io::Result<()> {
+    let runtime = runtime(io_threads)?;
     runtime.block_on(async move {
         let listener = TcpListener::bind(addr).await?;
         eprintln!(
@@ -197,7 +216,7 @@ impl Server {
         let std_listener = std::net::TcpListener::bind(addr)?;
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
-        let runtime = runtime()?;
+        let runtime = runtime(DEFAULT_IO_THREADS)?;
         let (stop, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("strata-server".to_owned())

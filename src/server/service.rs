@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue};
+use hyper::header::{CACHE_CONTROL, DATE, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
 use hyper::{HeaderMap, Request, Response, StatusCode};
 
 use super::acl;
@@ -190,23 +190,30 @@ fn into_response(reply: Reply, request_id: &str) -> Response<Full<Bytes>> {
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
-    let fixed = [
-        ("x-ms-request-id", request_id.to_owned()),
-        ("x-ms-version", SERVICE_VERSION.to_owned()),
-        (
-            "date",
-            httpdate::fmt_http_date(std::time::SystemTime::now()),
-        ),
-        ("dataserviceversion", "3.0;".to_owned()),
-        ("x-content-type-options", "nosniff".to_owned()),
-        ("cache-control", "no-cache".to_owned()),
-    ];
-    for (name, value) in fixed.into_iter().chain(reply.headers) {
+    // The fixed headers are built without parsing or copying: they are sent on every response.
+    if let Ok(value) = HeaderValue::from_str(request_id) {
+        headers.append(HeaderName::from_static("x-ms-request-id"), value);
+    }
+    headers.append(
+        HeaderName::from_static("x-ms-version"),
+        HeaderValue::from_static(SERVICE_VERSION),
+    );
+    if let Ok(value) = HeaderValue::from_str(&httpdate::fmt_http_date(std::time::SystemTime::now()))
+    {
+        headers.append(DATE, value);
+    }
+    headers.append(
+        HeaderName::from_static("dataserviceversion"),
+        HeaderValue::from_static("3.0;"),
+    );
+    headers.append(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.append(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    for (name, value) in reply.headers {
         // Every value written is ASCII by construction; one that is not is dropped rather
         // than failing the response.
         if let (Ok(name), Ok(value)) = (
             HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(&value),
+            HeaderValue::try_from(value),
         ) {
             headers.append(name, value);
         }

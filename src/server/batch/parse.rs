@@ -85,9 +85,11 @@ pub fn boundary(content_type: &str) -> Result<&str> {
 ///
 /// # Errors
 /// [`ServerError::InvalidInput`] for any malformed structure, or anything but one changeset
-/// or one lone request. A changeset of more than 100 operations is a failure of its
-/// operation 100 ([`TableError::BatchOperationFailed`]), which the service answers inside a
-/// 202 response, not as a malformed request; the parts after it are not read.
+/// or one lone request. A changeset of more than 100 operations is a failure of operation
+/// 99, the last one allowed ([`TableError::BatchOperationFailed`]): the service answers it
+/// inside a 202 response as `99:The batch request operation exceeds...`, not as a malformed
+/// request (recorded in the Python SDK's `test_batch_too_many_ops`); the parts after the
+/// 100th are not read.
 pub fn parse(content_type: &str, body: &[u8]) -> Result<Vec<BatchOperation>> {
     let (parts, more) = split_parts(body, boundary(content_type)?, 1)?;
     if more {
@@ -116,10 +118,10 @@ pub fn parse(content_type: &str, body: &[u8]) -> Result<Vec<BatchOperation>> {
     let (inner, more) = split_parts(content, boundary(part_type)?, BATCH_MAX_PARTS)?;
     if more {
         return Err(TableError::BatchOperationFailed {
-            index: BATCH_MAX_PARTS,
+            index: BATCH_MAX_PARTS - 1,
             source: Box::new(TableError::InvalidInput {
                 reason: format!(
-                    "the changeset exceeds the maximum {BATCH_MAX_PARTS} changes per change set"
+                    "The batch request operation exceeds the maximum {BATCH_MAX_PARTS} changes per change set."
                 ),
             }),
         }
@@ -319,7 +321,7 @@ DELETE http://127.0.0.1:10002/devstoreaccount1/t(PartitionKey='p',RowKey='b') HT
     }
 
     #[test]
-    fn batch_parse_over_100_operations_fails_operation_100() {
+    fn batch_parse_over_100_operations_fails_operation_99_as_the_service() {
         let op = "--changeset_2\r\nContent-Type: application/http\r\n\r\n\
 DELETE http://h/a/t(PartitionKey='p',RowKey='b') HTTP/1.1\r\nIf-Match: *\r\n\r\n\r\n";
         let body = |n: usize| {
@@ -334,7 +336,7 @@ DELETE http://h/a/t(PartitionKey='p',RowKey='b') HTTP/1.1\r\nIf-Match: *\r\n\r\n
             100
         );
         let error = parse(content_type, body(101).as_bytes()).unwrap_err();
-        assert_eq!(error.batch_index(), Some(100));
+        assert_eq!(error.batch_index(), Some(99));
         assert_eq!((error.status(), error.code()), (400, "InvalidInput"));
     }
 

@@ -14,6 +14,9 @@ use crate::table::{ContinuationToken, Query, StoredEntity};
 /// the key, so any key survives a header and a query string.
 const CONTINUATION_PREFIX: &str = "1!";
 
+/// Initial room for one entity's JSON: most fit, so bodies are not regrown as they are written.
+const ENTITY_JSON_GUESS_BYTES: usize = 512;
+
 /// The header form of one continuation key.
 #[must_use]
 pub fn encode_continuation_key(key: &str) -> String {
@@ -74,7 +77,7 @@ fn write_reply(ctx: &Context<'_>, table: &str, stored: &StoredEntity, created: b
         )
     );
     let reply = if created && prefer != Some(false) {
-        let mut out = String::new();
+        let mut out = String::with_capacity(ENTITY_JSON_GUESS_BYTES);
         write_entity(&mut out, stored, ctx.metadata, &links(ctx, table), false);
         Reply::status(201).body(ctx.metadata.content_type(), out)
     } else {
@@ -178,7 +181,7 @@ pub fn get(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply> {
         .account
         .table(table)?
         .get(key.0, key.1, names.as_deref())?;
-    let mut out = String::new();
+    let mut out = String::with_capacity(ENTITY_JSON_GUESS_BYTES);
     write_entity(&mut out, &stored, ctx.metadata, &links(ctx, table), false);
     Ok(Reply::status(200)
         .header("etag", stored.etag.to_string())
@@ -210,7 +213,9 @@ pub fn query(ctx: &Context<'_>, table: &str) -> Result<Reply> {
     let page = ctx.state.account.table(table)?.query(&query)?;
     let range = ctx.principal.range();
     let links = links(ctx, table);
-    let mut out = String::from("{");
+    let mut out =
+        String::with_capacity(page.entities.len().saturating_add(1) * ENTITY_JSON_GUESS_BYTES);
+    out.push('{');
     if ctx.metadata != json::Metadata::None {
         out.push_str("\"odata.metadata\":");
         json::write_str(&mut out, &format!("{}/$metadata#{table}", ctx.base));
