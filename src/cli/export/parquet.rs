@@ -265,11 +265,11 @@ impl BatchBuilder {
         if !self.timestamp.append_time(row.timestamp) {
             return Err(Stop::SchemaMiss);
         }
-        for (position, property) in row.properties.iter().enumerate() {
+        for (position, property) in row.properties.frames().enumerate() {
             let property = property.map_err(|e| corrupt_row(row, e))?;
             let Some(builder) = self
                 .columns
-                .get(position, property.name(), property.edm_type())
+                .get(position, property.name_bytes(), property.edm_type())
                 .and_then(|column| self.builders.get_mut(column))
             else {
                 return Err(Stop::SchemaMiss);
@@ -279,7 +279,10 @@ impl BatchBuilder {
             if filled > self.rows {
                 return Err(corrupt_row(
                     row,
-                    format!("property {:?} is stored twice", property.name()),
+                    format!(
+                        "property {:?} is stored twice",
+                        String::from_utf8_lossy(property.name_bytes())
+                    ),
                 )
                 .into());
             }

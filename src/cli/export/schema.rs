@@ -111,18 +111,22 @@ impl SchemaScan {
     pub fn add(&mut self, row: &RowRef<'_>) -> Result<()> {
         self.rows += 1;
         self.timestamp_fits_nanos &= fits_nanos(row.timestamp);
-        for (position, property) in row.properties.iter().enumerate() {
-            let property = property.map_err(|e| corrupt_row(row, e))?;
-            let edm = property.edm_type();
-            let (column, new) = self.columns.get_or_insert(position, property.name(), edm);
-            if new {
-                // The name becomes a column name: hold it to the naming rules once.
-                property.property_name().map_err(|e| corrupt_row(row, e))?;
-                self.fits_nanos.push(true);
-            }
+        for (position, frame) in row.properties.frames().enumerate() {
+            let frame = frame.map_err(|e| corrupt_row(row, e))?;
+            let edm = frame.edm_type();
+            let column = match self.columns.get(position, frame.name_bytes(), edm) {
+                Some(column) => column,
+                None => {
+                    // The name becomes a column name: hold it to UTF-8 and the naming rules
+                    // once; later rows match it byte for byte.
+                    let property = frame.property().map_err(|e| corrupt_row(row, e))?;
+                    property.property_name().map_err(|e| corrupt_row(row, e))?;
+                    self.fits_nanos.push(true);
+                    self.columns.insert_at(position, property.name(), edm)
+                }
+            };
             if edm == EdmType::DateTime
-                && let ValueRef::DateTime(t) =
-                    property.value_ref().map_err(|e| corrupt_row(row, e))?
+                && let ValueRef::DateTime(t) = frame.value_ref().map_err(|e| corrupt_row(row, e))?
                 && let Some(fits) = self.fits_nanos.get_mut(column)
             {
                 *fits &= fits_nanos(t);
