@@ -465,7 +465,7 @@ pub(super) fn owned_value(frame: &Frame<'_>) -> Result<Value> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
     use super::*;
     use crate::codec::property::encode;
