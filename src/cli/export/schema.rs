@@ -174,3 +174,55 @@ impl SchemaScan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use strata::codec::property::PropertyReader;
+    use strata::model::DateTime;
+
+    use super::*;
+
+    /// Stored properties: no Timestamp, then `(name, Int32 0)` for each name.
+    fn properties(names: &[&[u8]]) -> Vec<u8> {
+        let mut bytes = vec![1, 0, u8::try_from(names.len()).unwrap()];
+        for name in names {
+            bytes.push(u8::try_from(name.len()).unwrap());
+            bytes.extend_from_slice(name);
+            bytes.extend_from_slice(&[EdmType::Int32.tag(), 0]);
+        }
+        bytes
+    }
+
+    fn row(bytes: &[u8]) -> RowRef<'_> {
+        RowRef {
+            partition_key: "p",
+            row_key: "r",
+            timestamp: DateTime::MIN,
+            properties: PropertyReader::new(bytes).unwrap(),
+        }
+    }
+
+    #[test]
+    fn new_names_are_checked_once_and_known_ones_match_by_bytes() {
+        let mut scan = SchemaScan::default();
+        let good = properties(&[b"A", b"B"]);
+        scan.add(&row(&good)).unwrap();
+        let swapped = properties(&[b"B", b"A"]);
+        scan.add(&row(&swapped)).unwrap();
+        let names: Vec<String> = scan.finish().columns.into_iter().map(|c| c.name).collect();
+        assert_eq!(names, ["A", "B"]);
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_or_break_the_naming_rules_are_corrupt_rows() {
+        for bad in [&b"\xFF"[..], b"A\xC0", b"1A", b"Timestamp"] {
+            let mut scan = SchemaScan::default();
+            scan.add(&row(&properties(&[b"A"]))).unwrap();
+            let bytes = properties(&[b"A", bad]);
+            let err = scan.add(&row(&bytes)).unwrap_err();
+            assert!(matches!(err, CliError::Corrupt(_)), "{bad:?}: {err:?}");
+        }
+    }
+}
