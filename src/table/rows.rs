@@ -114,11 +114,13 @@ impl Table {
         };
         let snapshot = self.account.inner.engine.snapshot();
         let mut visited = 0u64;
-        // The owned iterator today; a borrowed cursor slots in here without changing callers.
-        for item in snapshot.range(&start[..]..&end[..]) {
-            let (engine_key, value) = item.map_err(TableError::from)?;
+        // The lending cursor: each row is borrowed from its block or memtable chunk, so a
+        // scan allocates nothing per row.
+        let mut cursor = snapshot.range(&start[..]..&end[..]);
+        while cursor.advance().map_err(TableError::from)? {
+            let (engine_key, value) = (cursor.key(), cursor.value());
             let row = if parse || filter.is_some() {
-                Some(row_ref(table_id, &engine_key, &value)?)
+                Some(row_ref(table_id, engine_key, value)?)
             } else {
                 None
             };
@@ -130,12 +132,12 @@ impl Table {
                 };
                 let matched = filter
                     .matches(&encoded)
-                    .map_err(|source| row::corrupt(table_id, &engine_key, source))?;
+                    .map_err(|source| row::corrupt(table_id, engine_key, source))?;
                 if !matched {
                     continue;
                 }
             }
-            visit(&engine_key, &value, row.as_ref())?;
+            visit(engine_key, value, row.as_ref())?;
             visited += 1;
         }
         Ok(visited)

@@ -6,13 +6,15 @@ use strata::model::EdmType;
 
 /// Finds the column of a (property name, EDM type) pair. Rows of one table mostly store the
 /// same properties in the same order, so the column found at each position of the previous
-/// row is tried first (one string compare) and only a miss hashes the name.
+/// row is tried first (one byte compare) and only a miss hashes the name. Names are looked up
+/// as stored bytes: a name equal to a known column's is valid UTF-8, so only new names need
+/// checking, by whoever inserts them.
 #[derive(Debug, Default)]
 pub struct ColumnMap {
     /// Column index -> (property, type).
     keys: Vec<(String, EdmType)>,
     /// Property -> its columns, one per type seen.
-    by_name: HashMap<String, Vec<(EdmType, usize)>>,
+    by_name: HashMap<Box<[u8]>, Vec<(EdmType, usize)>>,
     /// Stored position -> column found there in the previous row.
     shape: Vec<usize>,
 }
@@ -34,11 +36,11 @@ impl ColumnMap {
 
     /// The column of `name` with type `edm`, the property stored at `position` of its row.
     #[inline]
-    pub fn get(&mut self, position: usize, name: &str, edm: EdmType) -> Option<usize> {
+    pub fn get(&mut self, position: usize, name: &[u8], edm: EdmType) -> Option<usize> {
         if let Some(&column) = self.shape.get(position)
             && let Some((known, known_edm)) = self.keys.get(column)
             && *known_edm == edm
-            && known == name
+            && known.as_bytes() == name
         {
             return Some(column);
         }
@@ -52,21 +54,17 @@ impl ColumnMap {
         Some(column)
     }
 
-    /// As [`Self::get`], adding a column when the pair is new; the flag says whether it was.
-    #[inline]
-    pub fn get_or_insert(&mut self, position: usize, name: &str, edm: EdmType) -> (usize, bool) {
-        if let Some(column) = self.get(position, name, edm) {
-            return (column, false);
-        }
+    /// Adds the column of a pair [`Self::get`] did not find at `position`.
+    pub fn insert_at(&mut self, position: usize, name: &str, edm: EdmType) -> usize {
         let column = self.insert(name.to_owned(), edm);
         self.remember(position, column);
-        (column, true)
+        column
     }
 
     fn insert(&mut self, name: String, edm: EdmType) -> usize {
         let column = self.keys.len();
         self.by_name
-            .entry(name.clone())
+            .entry(name.as_bytes().into())
             .or_default()
             .push((edm, column));
         self.keys.push((name, edm));
@@ -88,17 +86,39 @@ impl ColumnMap {
 mod tests {
     use super::*;
 
+    /// `get`, then `insert_at` on a miss, as the schema scan does; the flag says whether the
+    /// pair was new.
+    fn get_or_insert(
+        map: &mut ColumnMap,
+        position: usize,
+        name: &str,
+        edm: EdmType,
+    ) -> (usize, bool) {
+        match map.get(position, name.as_bytes(), edm) {
+            Some(column) => (column, false),
+            None => (map.insert_at(position, name, edm), true),
+        }
+    }
+
     #[test]
     fn lookups_agree_whatever_the_order_of_properties() {
         let mut map = ColumnMap::default();
-        assert_eq!(map.get_or_insert(0, "A", EdmType::Int32), (0, true));
-        assert_eq!(map.get_or_insert(1, "B", EdmType::String), (1, true));
-        assert_eq!(map.get_or_insert(0, "B", EdmType::String), (1, false));
-        assert_eq!(map.get_or_insert(1, "A", EdmType::Int32), (0, false));
-        assert_eq!(map.get_or_insert(1, "A", EdmType::Int64), (2, true));
-        assert_eq!(map.get(0, "A", EdmType::Int32), Some(0));
-        assert_eq!(map.get(0, "C", EdmType::Int32), None);
-        assert_eq!(map.get(5, "A", EdmType::Double), None);
+        assert_eq!(get_or_insert(&mut map, 0, "A", EdmType::Int32), (0, true));
+        assert_eq!(get_or_insert(&mut map, 1, "B", EdmType::String), (1, true));
+        assert_eq!(get_or_insert(&mut map, 0, "B", EdmType::String), (1, false));
+        assert_eq!(get_or_insert(&mut map, 1, "A", EdmType::Int32), (0, false));
+        assert_eq!(get_or_insert(&mut map, 1, "A", EdmType::Int64), (2, true));
+        assert_eq!(map.get(0, b"A", EdmType::Int32), Some(0));
+        assert_eq!(map.get(0, b"C", EdmType::Int32), None);
+        assert_eq!(map.get(5, b"A", EdmType::Double), None);
         assert_eq!(map.into_keys().len(), 3);
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_never_match_a_column() {
+        let mut map = ColumnMap::with_columns([("A".to_owned(), EdmType::Int32)]);
+        assert_eq!(map.get(0, b"A", EdmType::Int32), Some(0));
+        assert_eq!(map.get(0, b"\xFF", EdmType::Int32), None);
+        assert_eq!(map.get(0, b"A\xFF", EdmType::Int32), None);
     }
 }

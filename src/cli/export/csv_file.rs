@@ -50,11 +50,11 @@ impl CsvFile {
     /// [`Stop::SchemaMiss`] for a property type the schema has no column for.
     pub fn push(&mut self, row: &RowRef<'_>) -> Result<(), Stop> {
         self.row += 1;
-        for (position, property) in row.properties.iter().enumerate() {
+        for (position, property) in row.properties.frames().enumerate() {
             let property = property.map_err(|e| corrupt_row(row, e))?;
             let column = self
                 .columns
-                .get(position, property.name(), property.edm_type())
+                .get(position, property.name_bytes(), property.edm_type())
                 .ok_or(Stop::SchemaMiss)?;
             let (Some(field), Some(stamp)) =
                 (self.fields.get_mut(column), self.stamps.get_mut(column))
@@ -64,7 +64,10 @@ impl CsvFile {
             if *stamp == self.row {
                 return Err(corrupt_row(
                     row,
-                    format!("property {:?} is stored twice", property.name()),
+                    format!(
+                        "property {:?} is stored twice",
+                        String::from_utf8_lossy(property.name_bytes())
+                    ),
                 )
                 .into());
             }

@@ -111,18 +111,22 @@ impl SchemaScan {
     pub fn add(&mut self, row: &RowRef<'_>) -> Result<()> {
         self.rows += 1;
         self.timestamp_fits_nanos &= fits_nanos(row.timestamp);
-        for (position, property) in row.properties.iter().enumerate() {
-            let property = property.map_err(|e| corrupt_row(row, e))?;
-            let edm = property.edm_type();
-            let (column, new) = self.columns.get_or_insert(position, property.name(), edm);
-            if new {
-                // The name becomes a column name: hold it to the naming rules once.
-                property.property_name().map_err(|e| corrupt_row(row, e))?;
-                self.fits_nanos.push(true);
-            }
+        for (position, frame) in row.properties.frames().enumerate() {
+            let frame = frame.map_err(|e| corrupt_row(row, e))?;
+            let edm = frame.edm_type();
+            let column = match self.columns.get(position, frame.name_bytes(), edm) {
+                Some(column) => column,
+                None => {
+                    // The name becomes a column name: hold it to UTF-8 and the naming rules
+                    // once; later rows match it byte for byte.
+                    let property = frame.property().map_err(|e| corrupt_row(row, e))?;
+                    property.property_name().map_err(|e| corrupt_row(row, e))?;
+                    self.fits_nanos.push(true);
+                    self.columns.insert_at(position, property.name(), edm)
+                }
+            };
             if edm == EdmType::DateTime
-                && let ValueRef::DateTime(t) =
-                    property.value_ref().map_err(|e| corrupt_row(row, e))?
+                && let ValueRef::DateTime(t) = frame.value_ref().map_err(|e| corrupt_row(row, e))?
                 && let Some(fits) = self.fits_nanos.get_mut(column)
             {
                 *fits &= fits_nanos(t);
@@ -167,6 +171,58 @@ impl SchemaScan {
         ExportSchema {
             columns,
             timestamp_fits_nanos: self.timestamp_fits_nanos,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use strata::codec::property::PropertyReader;
+    use strata::model::DateTime;
+
+    use super::*;
+
+    /// Stored properties: no Timestamp, then `(name, Int32 0)` for each name.
+    fn properties(names: &[&[u8]]) -> Vec<u8> {
+        let mut bytes = vec![1, 0, u8::try_from(names.len()).unwrap()];
+        for name in names {
+            bytes.push(u8::try_from(name.len()).unwrap());
+            bytes.extend_from_slice(name);
+            bytes.extend_from_slice(&[EdmType::Int32.tag(), 0]);
+        }
+        bytes
+    }
+
+    fn row(bytes: &[u8]) -> RowRef<'_> {
+        RowRef {
+            partition_key: "p",
+            row_key: "r",
+            timestamp: DateTime::MIN,
+            properties: PropertyReader::new(bytes).unwrap(),
+        }
+    }
+
+    #[test]
+    fn new_names_are_checked_once_and_known_ones_match_by_bytes() {
+        let mut scan = SchemaScan::default();
+        let good = properties(&[b"A", b"B"]);
+        scan.add(&row(&good)).unwrap();
+        let swapped = properties(&[b"B", b"A"]);
+        scan.add(&row(&swapped)).unwrap();
+        let names: Vec<String> = scan.finish().columns.into_iter().map(|c| c.name).collect();
+        assert_eq!(names, ["A", "B"]);
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_or_break_the_naming_rules_are_corrupt_rows() {
+        for bad in [&b"\xFF"[..], b"A\xC0", b"1A", b"Timestamp"] {
+            let mut scan = SchemaScan::default();
+            scan.add(&row(&properties(&[b"A"]))).unwrap();
+            let bytes = properties(&[b"A", bad]);
+            let err = scan.add(&row(&bytes)).unwrap_err();
+            assert!(matches!(err, CliError::Corrupt(_)), "{bad:?}: {err:?}");
         }
     }
 }

@@ -49,5 +49,5 @@ mod value_ref;
 
 pub use decoder::{decode, decode_stored};
 pub use encoder::{encode, encode_into, encode_stamped_into, encoded_len};
-pub use reader::{Properties, PropertyReader, RawProperty};
+pub use reader::{Properties, PropertyReader, RawFrame, RawFrames, RawProperty};
 pub use value_ref::ValueRef;

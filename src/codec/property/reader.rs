@@ -62,6 +62,21 @@ impl<'a> PropertyReader<'a> {
         }
     }
 
+    /// The properties in stored order with their names left as bytes: a walk that compares
+    /// names against ones it already knows need not check them as UTF-8 ([`Self::iter`]
+    /// does). Yields at most one error, then ends.
+    #[must_use]
+    pub fn frames(&self) -> RawFrames<'a> {
+        RawFrames {
+            bytes: self.bytes,
+            rest: self
+                .bytes
+                .get(self.header.body_offset..)
+                .unwrap_or_default(),
+            left: self.header.count,
+        }
+    }
+
     /// The value of property `name` (case-sensitive), borrowed from the input. The 64 KiB
     /// limits of String and Binary are checked when the value is made owned
     /// ([`ValueRef::to_value`]), not here.
@@ -163,6 +178,88 @@ impl<'a> Iterator for Properties<'a> {
     }
 }
 
+/// Iterator over the properties of a [`PropertyReader`], names unchecked.
+#[derive(Debug, Clone)]
+pub struct RawFrames<'a> {
+    bytes: &'a [u8],
+    /// The bytes after the frames returned so far.
+    rest: &'a [u8],
+    left: usize,
+}
+
+impl<'a> Iterator for RawFrames<'a> {
+    type Item = Result<RawFrame<'a>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        if let Some((frame, rest)) = frame_fast(self.bytes.len(), self.rest) {
+            self.rest = rest;
+            return Some(Ok(RawFrame { frame }));
+        }
+        // A framing check failed: the checked reader names it.
+        let mut cursor = Cursor::at(self.bytes, self.bytes.len() - self.rest.len());
+        match read_frame(&mut cursor) {
+            Ok(frame) => {
+                self.rest = self.bytes.get(cursor.offset()..).unwrap_or_default();
+                Some(Ok(RawFrame { frame }))
+            }
+            Err(err) => {
+                self.left = 0;
+                Some(Err(err))
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left))
+    }
+}
+
+/// One property seen by [`RawFrames`]: its framing checked, its name not even as UTF-8.
+#[derive(Debug, Clone, Copy)]
+pub struct RawFrame<'a> {
+    frame: Frame<'a>,
+}
+
+impl<'a> RawFrame<'a> {
+    /// The stored name bytes, unchecked.
+    #[must_use]
+    pub const fn name_bytes(&self) -> &'a [u8] {
+        self.frame.name
+    }
+
+    /// The EDM type of the value.
+    #[must_use]
+    pub const fn edm_type(&self) -> EdmType {
+        self.frame.tag
+    }
+
+    /// The value, borrowed from the input.
+    ///
+    /// # Errors
+    /// As [`RawProperty::value_ref`].
+    #[inline]
+    pub fn value_ref(&self) -> Result<ValueRef<'a>> {
+        decode_value(&self.frame)
+    }
+
+    /// The property with its name checked as UTF-8.
+    ///
+    /// # Errors
+    /// [`CodecError::InvalidUtf8`] for a name that is not UTF-8.
+    pub fn property(&self) -> Result<RawProperty<'a>> {
+        let name = utf8_name(&self.frame)?;
+        Ok(RawProperty {
+            frame: self.frame,
+            name,
+        })
+    }
+}
+
 /// One property seen by [`Properties`]: its name (UTF-8, not yet checked against the naming
 /// rules), type and still-encoded value.
 #[derive(Debug, Clone, Copy)]
@@ -223,36 +320,45 @@ impl<'a> RawProperty<'a> {
 fn locate<'a>(bytes: &'a [u8], header: Header, name: &[u8]) -> Option<Option<Frame<'a>>> {
     let mut rest = bytes.get(header.body_offset..)?;
     for _ in 0..header.count {
-        let (name_len, after) = take_varint(rest)?;
-        let (stored, after_name) = after.split_at_checked(name_len)?;
-        let (&byte, after) = after_name.split_first()?;
-        let tag = tag_of(byte)?;
-        let (value, after) = match tag {
-            EdmType::Binary | EdmType::String => {
-                let (len, after) = take_varint(after)?;
-                after.split_at_checked(len)?
-            }
-            EdmType::Boolean => after.split_at_checked(BOOLEAN_LEN)?,
-            EdmType::DateTime => after.split_at_checked(TICKS_LEN)?,
-            EdmType::Double => after.split_at_checked(DOUBLE_LEN)?,
-            EdmType::Guid => after.split_at_checked(GUID_LEN)?,
-            EdmType::Int32 | EdmType::Int64 => {
-                let (_, tail) = take_varint(after)?;
-                after.split_at_checked(after.len() - tail.len())?
-            }
-        };
-        if stored == name {
-            return Some(Some(Frame {
-                name: stored,
-                name_offset: bytes.len() - stored.len() - after_name.len(),
-                tag,
-                value,
-                value_offset: bytes.len() - value.len() - after.len(),
-            }));
+        let (frame, after) = frame_fast(bytes.len(), rest)?;
+        if frame.name == name {
+            return Some(Some(frame));
         }
         rest = after;
     }
     Some(None)
+}
+
+/// The frame at the start of `rest` (the tail of an input of `input_len` bytes) and the bytes
+/// after it, read with plain byte reads making [`read_frame`]'s checks; `None` when one fails.
+#[inline(always)]
+fn frame_fast(input_len: usize, rest: &[u8]) -> Option<(Frame<'_>, &[u8])> {
+    let (name_len, after) = take_varint(rest)?;
+    let (name, after_name) = after.split_at_checked(name_len)?;
+    let (&byte, after) = after_name.split_first()?;
+    let tag = tag_of(byte)?;
+    let (value, after) = match tag {
+        EdmType::Binary | EdmType::String => {
+            let (len, after) = take_varint(after)?;
+            after.split_at_checked(len)?
+        }
+        EdmType::Boolean => after.split_at_checked(BOOLEAN_LEN)?,
+        EdmType::DateTime => after.split_at_checked(TICKS_LEN)?,
+        EdmType::Double => after.split_at_checked(DOUBLE_LEN)?,
+        EdmType::Guid => after.split_at_checked(GUID_LEN)?,
+        EdmType::Int32 | EdmType::Int64 => {
+            let (_, tail) = take_varint(after)?;
+            after.split_at_checked(after.len() - tail.len())?
+        }
+    };
+    let frame = Frame {
+        name,
+        name_offset: input_len - name.len() - after_name.len(),
+        tag,
+        value,
+        value_offset: input_len - value.len() - after.len(),
+    };
+    Some((frame, after))
 }
 
 /// A shortest-form varint at the start of `bytes` as a length, and the bytes after it.
@@ -355,4 +461,97 @@ pub(super) fn owned_value(frame: &Frame<'_>) -> Result<Value> {
             offset: frame.value_offset,
             source,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+    use super::*;
+    use crate::codec::property::encode;
+    use crate::model::{Entity, Guid, PartitionKey, RowKey};
+
+    fn every_type() -> Vec<u8> {
+        let mut entity = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap());
+        let values = [
+            ("Bin", Value::binary(vec![1, 2, 3]).unwrap()),
+            ("Flag", Value::Boolean(true)),
+            ("At", Value::DateTime(DateTime::MIN)),
+            ("Ratio", Value::Double(0.5)),
+            ("Id", Value::Guid(Guid([7; 16]))),
+            ("Small", Value::Int32(-300)),
+            ("Big", Value::Int64(1 << 40)),
+            ("Text", Value::string("héllo".to_owned()).unwrap()),
+        ];
+        for (name, value) in values {
+            entity.set(PropertyName::new(name).unwrap(), value).unwrap();
+        }
+        encode(&entity)
+    }
+
+    #[test]
+    fn raw_frames_walk_what_the_checked_walk_walks() {
+        let bytes = every_type();
+        let reader = PropertyReader::new(&bytes).unwrap();
+        let checked: Vec<_> = reader.iter().map(Result::unwrap).collect();
+        let raw: Vec<_> = reader.frames().map(Result::unwrap).collect();
+        assert_eq!(raw.len(), checked.len());
+        for (raw, checked) in raw.iter().zip(&checked) {
+            assert_eq!(raw.name_bytes(), checked.name().as_bytes());
+            assert_eq!(raw.edm_type(), checked.edm_type());
+            assert_eq!(
+                raw.value_ref().unwrap().to_value().unwrap(),
+                checked.value().unwrap()
+            );
+            assert_eq!(raw.property().unwrap().offset(), checked.offset());
+        }
+    }
+
+    #[test]
+    fn raw_frames_leave_names_unchecked_until_asked() {
+        // One Boolean property named 0xFF.
+        let bytes = [1, 0, 1, 1, 0xFF, EdmType::Boolean.tag(), 1];
+        let reader = PropertyReader::new(&bytes).unwrap();
+        let frame = reader.frames().next().unwrap().unwrap();
+        assert_eq!(frame.name_bytes(), [0xFF]);
+        assert!(matches!(
+            frame.value_ref().unwrap(),
+            ValueRef::Boolean(true)
+        ));
+        assert_eq!(
+            frame.property().unwrap_err(),
+            CodecError::InvalidUtf8 { offset: 4 }
+        );
+        assert!(reader.iter().next().unwrap().is_err());
+    }
+
+    #[test]
+    fn raw_frames_report_the_checked_error_once_on_damaged_bytes() {
+        let bytes = every_type();
+        let header_len = PropertyReader::new(&bytes).unwrap().header.body_offset;
+        for len in header_len..bytes.len() {
+            let reader = PropertyReader::new(&bytes[..len]).unwrap();
+            let raw: Vec<_> = reader.frames().collect();
+            let checked: Vec<_> = reader.iter().collect();
+            assert_eq!(raw.len(), checked.len(), "prefix of {len} bytes");
+            assert_eq!(
+                raw.last().unwrap().as_ref().unwrap_err(),
+                checked.last().unwrap().as_ref().unwrap_err(),
+                "prefix of {len} bytes"
+            );
+        }
+        let mut bad_tag = bytes.clone();
+        // The first frame: a one-byte name length, the name, then the tag.
+        let tag_at = header_len + 1 + usize::from(bytes[header_len]);
+        bad_tag[tag_at] = 0xEE;
+        let reader = PropertyReader::new(&bad_tag).unwrap();
+        assert_eq!(
+            reader.frames().next().unwrap().unwrap_err(),
+            CodecError::BadTypeTag {
+                offset: tag_at,
+                tag: 0xEE
+            }
+        );
+        assert_eq!(reader.frames().count(), 1);
+    }
 }
