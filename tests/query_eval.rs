@@ -311,3 +311,18 @@ fn bare_boolean_property_matches_only_a_true_boolean() {
     assert!(matches("IsActive and Count gt 5", &both));
     assert!(!matches("IsActive and Count gt 6", &both));
 }
+
+#[test]
+fn boolean_constant_matches_every_row_or_none() {
+    let e = one("Flag", Value::Boolean(false));
+    assert!(matches("true", &e));
+    assert!(!matches("false", &e));
+    assert!(matches("not false", &e));
+    assert!(!matches("PartitionKey eq 'p' and false", &e));
+    assert!(matches("PartitionKey eq 'p' and true", &e));
+    assert!(matches("false or Flag eq false", &e));
+    assert!(!matches("false or Flag eq true", &e));
+    let table = TableRow("anything");
+    assert!(Filter::parse("true").unwrap().matches(&table).unwrap());
+    assert!(!Filter::parse("false").unwrap().matches(&table).unwrap());
+}

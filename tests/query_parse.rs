@@ -329,8 +329,64 @@ fn bare_property_is_a_boolean_condition_eq_true() {
 }
 
 #[test]
-fn bare_literal_or_dangling_property_is_still_an_error() {
-    for (text, position) in [("true", 4), ("NaN", 3), ("IsActive Count", 9), ("5", 1)] {
+fn bare_non_boolean_literal_or_dangling_property_is_still_an_error() {
+    for (text, position) in [
+        ("NaN", 3),
+        ("INF", 3),
+        ("IsActive Count", 9),
+        ("5", 1),
+        ("'a'", 3),
+        ("true false", 5),
+    ] {
         assert_eq!(error(text).position, position, "{text:?}");
+    }
+}
+
+#[test]
+fn bare_boolean_literal_is_a_constant_condition() {
+    assert_eq!(parse("true"), Expr::Const(true));
+    assert_eq!(parse("false"), Expr::Const(false));
+    assert_eq!(parse(" ( false ) "), Expr::Const(false));
+    assert_eq!(parse("not true"), Expr::Not(Box::new(Expr::Const(true))));
+    assert_eq!(
+        parse("PartitionKey eq 'a' and true"),
+        Expr::And(vec![
+            cmp("PartitionKey", CompareOp::Eq, Literal::String("a".into())),
+            Expr::Const(true)
+        ])
+    );
+    assert_eq!(
+        parse("false or A eq 1"),
+        Expr::Or(vec![Expr::Const(false), int("A", 1)])
+    );
+}
+
+#[test]
+fn boolean_literal_beside_an_operator_is_still_a_comparison() {
+    assert_eq!(
+        parse("true eq Flag"),
+        cmp("Flag", CompareOp::Eq, Literal::Boolean(true))
+    );
+    assert_eq!(
+        parse("Flag ne false"),
+        cmp("Flag", CompareOp::Ne, Literal::Boolean(false))
+    );
+}
+
+#[test]
+fn constants_print_and_parse_back() {
+    for text in [
+        "true",
+        "false",
+        "not (true)",
+        "true and A eq 1",
+        "(false or A eq 1) and true",
+    ] {
+        let filter = Filter::parse(text).unwrap();
+        assert_eq!(
+            Filter::parse(&filter.to_string()).unwrap(),
+            filter,
+            "{text}"
+        );
     }
 }

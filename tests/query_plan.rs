@@ -256,3 +256,59 @@ fn key_conditions_inside_parentheses_leave_the_residual() {
     assert_eq!(plan(text).kind(), QueryKind::Range);
     assert_eq!(residual(text).unwrap(), "Age gt 1");
 }
+
+#[test]
+fn false_constant_plans_an_empty_scope() {
+    for text in [
+        "false",
+        "not true",
+        "PartitionKey eq 'p' and false",
+        "false and Age gt 1",
+        "(false or false) and RowKey eq 'r'",
+        "not (true or Age gt 1)",
+    ] {
+        let p = plan(text);
+        assert_eq!(p.scope, KeyScope::Empty, "{text}");
+        assert!(p.residual.is_none(), "{text}");
+        assert_eq!(p.kind(), QueryKind::Point, "{text}");
+    }
+}
+
+#[test]
+fn true_constant_plans_the_whole_table_without_residual() {
+    for text in [
+        "true",
+        "not false",
+        "Age gt 1 or true",
+        "true and (false or true)",
+    ] {
+        let p = plan(text);
+        assert_eq!(p.scope, KeyScope::Table, "{text}");
+        assert!(p.residual.is_none(), "{text}");
+    }
+}
+
+#[test]
+fn constant_operands_drop_out_of_scope_and_residual() {
+    let p = plan("PartitionKey eq 'p' and true and RowKey eq 'r'");
+    assert_eq!(
+        p.scope,
+        KeyScope::Point {
+            pk: "p".into(),
+            rk: "r".into()
+        }
+    );
+    assert!(p.residual.is_none());
+    assert_eq!(
+        plan("false or PartitionKey eq 'p'").scope,
+        KeyScope::Partition { pk: "p".into() }
+    );
+    assert_eq!(
+        residual("PartitionKey eq 'p' and (Age gt 1 or false)").as_deref(),
+        Some("Age gt 1")
+    );
+    assert_eq!(
+        residual("not (false or Age gt 1)").as_deref(),
+        Some("not (Age gt 1)")
+    );
+}

@@ -92,7 +92,11 @@ fn comparison() -> impl Strategy<Value = Expr> {
 }
 
 fn expr() -> impl Strategy<Value = Expr> {
-    comparison().prop_recursive(4, 24, 4, |inner| {
+    let leaf = prop_oneof![
+        12 => comparison(),
+        1 => any::<bool>().prop_map(Expr::Const),
+    ];
+    leaf.prop_recursive(4, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::And),
             prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::Or),

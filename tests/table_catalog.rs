@@ -6,7 +6,7 @@ mod table_support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use strata::model::{DateTime, Value};
+use strata::model::{DateTime, TableName, Value};
 use strata::{Account, IfMatch, Options, Query, TableError, TableQuery, TimeSource};
 use table_support::{Fixture, entity};
 
@@ -310,6 +310,7 @@ fn query_tables_page_top_and_filter_apply_before_the_token() {
         filter: Some("TableName ge 'a' and TableName lt 'b'".to_owned()),
         top: Some(2),
         next_table_name: None,
+        hidden: Vec::new(),
     };
     let page = fx.account.query_tables_page(&query).unwrap();
     let got: Vec<&str> = page.names.iter().map(|n| n.as_str()).collect();
@@ -339,4 +340,56 @@ fn query_tables_page_rejects_zero_top_and_bad_token() {
         matches!(err, TableError::InvalidContinuationToken { .. }),
         "{err}"
     );
+}
+
+#[test]
+fn query_tables_page_hidden_tables_are_never_counted_nor_named_as_token() {
+    let fx = Fixture::new();
+    for name in ["alpha", "Secret", "zulu"] {
+        fx.account.create_table(name).unwrap();
+    }
+    let mut query = TableQuery {
+        top: Some(1),
+        hidden: vec![TableName::new("SECRET").unwrap()],
+        ..TableQuery::default()
+    };
+    let page = fx.account.query_tables_page(&query).unwrap();
+    let got: Vec<&str> = page.names.iter().map(|n| n.as_str()).collect();
+    assert_eq!(got, ["alpha"]);
+    // The hidden table sorts between the two: the token skips it.
+    assert_eq!(
+        page.next_table_name.as_ref().map(|n| n.as_str()),
+        Some("zulu")
+    );
+    // Resuming at the hidden table itself still leaves it out.
+    query.next_table_name = Some("secret".to_owned());
+    let page = fx.account.query_tables_page(&query).unwrap();
+    let got: Vec<&str> = page.names.iter().map(|n| n.as_str()).collect();
+    assert_eq!(got, ["zulu"]);
+    assert!(page.next_table_name.is_none());
+    query.hidden.clear();
+    let page = fx.account.query_tables_page(&query).unwrap();
+    let got: Vec<&str> = page.names.iter().map(|n| n.as_str()).collect();
+    assert_eq!(got, ["Secret"]);
+}
+
+#[test]
+fn query_tables_page_false_filter_lists_nothing_and_true_lists_all() {
+    let fx = Fixture::new();
+    for name in ["alpha", "beta"] {
+        fx.account.create_table(name).unwrap();
+    }
+    let page = |filter: &str| {
+        fx.account
+            .query_tables_page(&TableQuery {
+                filter: Some(filter.to_owned()),
+                ..TableQuery::default()
+            })
+            .unwrap()
+            .names
+            .len()
+    };
+    assert_eq!(page("false"), 0);
+    assert_eq!(page("true"), 2);
+    assert_eq!(page("TableName eq 'beta' or false"), 1);
 }

@@ -157,14 +157,15 @@ pub fn dump(global: &Global, args: &DumpArgs) -> Result<()> {
         None => KEYSPACE_END.to_vec(),
     };
     let mut rows = Vec::new();
-    for item in snapshot.range(&start[..]..&end[..]).take(args.limit) {
-        let (raw_key, value) = item?;
+    let mut cursor = snapshot.range(&start[..]..&end[..]);
+    while rows.len() < args.limit && cursor.advance()? {
+        let (raw_key, value) = (cursor.key(), cursor.value());
         let hex_key: String = raw_key.iter().map(|b| format!("{b:02x}")).collect();
-        let decoded = match key::decode(&raw_key) {
+        let decoded = match key::decode(raw_key) {
             Ok((key::CATALOG_TABLE_ID, _, _)) | Err(_) => {
                 json!({ "value_hex": value.iter().map(|b| format!("{b:02x}")).collect::<String>() })
             }
-            Ok((_, pk, rk)) => match property::decode(pk, rk, &value) {
+            Ok((_, pk, rk)) => match property::decode(pk, rk, value) {
                 Ok(entity) => match entity.timestamp() {
                     Some(ts) => entity_to_json(&StoredEntity {
                         entity,
@@ -175,7 +176,7 @@ pub fn dump(global: &Global, args: &DumpArgs) -> Result<()> {
                 Err(e) => json!({ "error": e.to_string() }),
             },
         };
-        let table_id = key::decode_table_id(&raw_key).map_or(Json::Null, |id| json!(id));
+        let table_id = key::decode_table_id(raw_key).map_or(Json::Null, |id| json!(id));
         rows.push(vec![json!(hex_key), table_id, json!(value.len()), decoded]);
     }
     print_records(

@@ -39,9 +39,9 @@ pub fn write_checkpoint(inner: &Inner, snapshot: &Snapshot, target: &dyn Storage
         Ok(())
     };
     let mut writer = SstWriter::new(inner.sst_options(level));
-    for entry in snapshot.range_all() {
-        let (key, value) = entry?;
-        writer.add(&key, snapshot.seq(), ValueKind::Put, &value);
+    let mut cursor = snapshot.range_all();
+    while cursor.advance()? {
+        writer.add(cursor.key(), snapshot.seq(), ValueKind::Put, cursor.value());
         if writer.estimated_len() >= inner.options.sst_target_bytes {
             write_sst(
                 std::mem::replace(&mut writer, SstWriter::new(inner.sst_options(level))),

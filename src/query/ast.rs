@@ -1,5 +1,5 @@
-//! The parsed form of a `$filter`: comparisons of one property with one pre-resolved literal,
-//! combined by `and`, `or` and `not`.
+//! The parsed form of a `$filter`: comparisons of one property with one pre-resolved literal
+//! and Boolean constants, combined by `and`, `or` and `not`.
 
 use std::cmp::Ordering;
 use std::fmt::{self, Write as _};
@@ -22,6 +22,9 @@ pub enum Expr {
     Not(Box<Expr>),
     /// One comparison.
     Compare(Comparison),
+    /// A bare `true` or `false` standing as a whole condition (`$filter=false`,
+    /// `PartitionKey eq 'a' and true`): the service accepts these, matching every row or none.
+    Const(bool),
 }
 
 /// `field op literal`. A literal written on the left (`5 lt Age`) is stored mirrored
@@ -257,6 +260,7 @@ impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Compare(comparison) => write!(f, "{comparison}"),
+            Self::Const(flag) => write!(f, "{flag}"),
             Self::Not(inner) => write!(f, "not ({inner})"),
             Self::And(operands) => write_joined(f, operands, " and "),
             Self::Or(operands) => write_joined(f, operands, " or "),

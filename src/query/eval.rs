@@ -21,6 +21,7 @@ use crate::codec::property::ValueRef;
 pub(super) fn eval<S: EntitySource + ?Sized>(expr: &Expr, row: &S) -> Result<bool, CodecError> {
     Ok(match expr {
         Expr::Compare(comparison) => compare(comparison, row)?,
+        Expr::Const(flag) => *flag,
         Expr::And(operands) => {
             for operand in operands {
                 if !eval(operand, row)? {

@@ -73,6 +73,7 @@ fn collect_fields<'e>(expr: &'e Expr, out: &mut Vec<&'e Field>) {
                 out.push(field);
             }
         }
+        Expr::Const(_) => {}
         Expr::Not(inner) => collect_fields(inner, out),
         Expr::And(operands) | Expr::Or(operands) => {
             for operand in operands {

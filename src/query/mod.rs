@@ -7,8 +7,10 @@
 //!   `X'0A1B'`/`binary'0A1B'`). Operators and keywords are lowercase and property names
 //!   case-sensitive, as the service requires ("all parts of the filter string are
 //!   case-sensitive"); the literal prefixes `datetime`, `guid` and `binary` are not, `X` is.
-//!   A literal may stand on either side (`5 lt Age` is `Age gt 5`). Errors carry the byte
-//!   offset of the bad token.
+//!   A literal may stand on either side (`5 lt Age` is `Age gt 5`). A bare property is a
+//!   Boolean condition (`IsActive` is `IsActive eq true`) and a bare `true`/`false` a constant
+//!   one ([`Expr::Const`]: `$filter=false` matches nothing). Errors carry the byte offset of
+//!   the bad token.
 //! - [`Filter::matches`] evaluates against any [`EntitySource`]: a decoded [`Entity`], an
 //!   [`EncodedEntity`] read in place (decoding only the properties compared), or a
 //!   [`TableRow`] for `query_tables`. The typed rules are in the docs of `eval` (here
@@ -17,7 +19,8 @@
 //!   (NaN matches only `ne`); strings order by code point; Booleans `false < true`; Guids by
 //!   textual order; Binary bytewise.
 //! - [`Plan::new`] picks the [`KeyScope`] (point, RowKey range, partition, PartitionKey range,
-//!   table, or empty) and the residual filter still to evaluate on each row.
+//!   table, or empty) and the residual filter still to evaluate on each row; constants are
+//!   folded first, so `false` reads no key and `true` leaves no residual.
 //!
 //! [`Entity`]: crate::model::Entity
 

@@ -5,9 +5,10 @@
 //! or         = and *( "or" and )
 //! and        = unary *( "and" unary )
 //! unary      = "not" unary / primary
-//! primary    = "(" or ")" / comparison / property
+//! primary    = "(" or ")" / comparison / property / constant
 //! comparison = operand op operand      ; one property and one literal, either order
 //! property   = word                    ; a bare Boolean property: `word eq true`
+//! constant   = "true" / "false"        ; a whole condition matching every row or none
 //! operand    = word / literal
 //! op         = "eq" / "ne" / "gt" / "ge" / "lt" / "le"
 //! ```
@@ -124,16 +125,24 @@ impl<'a> Parser<'a> {
     fn comparison(&mut self) -> Result<Expr> {
         let left = self.operand()?;
         if let Operand::Word(name, _) = left
-            && word_literal(name).is_none()
             && self.ends_condition()
         {
-            // The service reads a bare property as `name eq true` ("IsActive", "not IsActive";
-            // Microsoft's "Constructing filter strings" page, Boolean properties).
-            return Ok(Expr::Compare(Comparison {
-                field: Field::from_name(name),
-                op: CompareOp::Eq,
-                literal: Literal::Boolean(true),
-            }));
+            match word_literal(name) {
+                // A bare `true`/`false` is a whole condition, accepted by the service (an
+                // always-false filter returns no rows, an always-true one every row).
+                Some(Literal::Boolean(flag)) => return Ok(Expr::Const(flag)),
+                // `NaN` or `INF` alone is no condition: the operator check below reports it.
+                Some(_) => {}
+                // The service reads a bare property as `name eq true` ("IsActive", "not
+                // IsActive"; Microsoft's "Constructing filter strings" page).
+                None => {
+                    return Ok(Expr::Compare(Comparison {
+                        field: Field::from_name(name),
+                        op: CompareOp::Eq,
+                        literal: Literal::Boolean(true),
+                    }));
+                }
+            }
         }
         let op_token = self.advance()?;
         let op = match op_token.kind {

@@ -7,7 +7,9 @@
 //! comparison gives everything; `and` intersects (exact), `or` takes the hull (a superset),
 //! and `not` is pushed inward by De Morgan down to the key comparisons, which it flips (exact,
 //! since keys are always present, totally ordered strings). The box of the whole filter then
-//! becomes a [`KeyScope`]; the scope is always a superset of the matching keys.
+//! becomes a [`KeyScope`]; the scope is always a superset of the matching keys. Boolean
+//! constants are folded first: `false` plans to [`KeyScope::Empty`] (nothing is read),
+//! `true` to the whole table with no residual, and a constant operand drops out of its chain.
 
 use std::ops::Bound;
 
@@ -125,7 +127,21 @@ impl Plan {
                 residual: None,
             };
         };
-        let expr = filter.expr();
+        let folded;
+        let mut expr = filter.expr();
+        if has_const(expr) {
+            folded = fold(expr.clone());
+            match folded {
+                Expr::Const(true) => return Self::new(None),
+                Expr::Const(false) => {
+                    return Self {
+                        scope: KeyScope::Empty,
+                        residual: None,
+                    };
+                }
+                _ => expr = &folded,
+            }
+        }
         let Some(region) = region_of(expr, false) else {
             return Self {
                 scope: KeyScope::Empty,
@@ -170,6 +186,48 @@ impl Plan {
     }
 }
 
+/// Whether `expr` holds a Boolean constant anywhere.
+fn has_const(expr: &Expr) -> bool {
+    match expr {
+        Expr::Const(_) => true,
+        Expr::Compare(_) => false,
+        Expr::Not(inner) => has_const(inner),
+        Expr::And(operands) | Expr::Or(operands) => operands.iter().any(has_const),
+    }
+}
+
+/// `expr` with its constants folded away: either a single [`Expr::Const`] or an expression
+/// holding none, so the scope and the residual never carry a constant.
+fn fold(expr: Expr) -> Expr {
+    match expr {
+        Expr::Not(inner) => match fold(*inner) {
+            Expr::Const(flag) => Expr::Const(!flag),
+            other => Expr::Not(Box::new(other)),
+        },
+        Expr::And(operands) => fold_chain(operands, false, Expr::And),
+        Expr::Or(operands) => fold_chain(operands, true, Expr::Or),
+        leaf @ (Expr::Compare(_) | Expr::Const(_)) => leaf,
+    }
+}
+
+/// Folds the operands of an `and` (`absorbing = false`) or an `or` (`absorbing = true`): the
+/// absorbing constant decides the whole chain, the other one drops out.
+fn fold_chain(operands: Vec<Expr>, absorbing: bool, rebuild: fn(Vec<Expr>) -> Expr) -> Expr {
+    let mut kept = Vec::with_capacity(operands.len());
+    for operand in operands {
+        match fold(operand) {
+            Expr::Const(flag) if flag == absorbing => return Expr::Const(absorbing),
+            Expr::Const(_) => {}
+            other => kept.push(other),
+        }
+    }
+    match kept.len() {
+        0 => Expr::Const(!absorbing),
+        1 => kept.pop().unwrap_or(Expr::Const(!absorbing)),
+        _ => rebuild(kept),
+    }
+}
+
 /// The operands of `expr` as one flat conjunction (through parenthesised `and`s).
 fn collect_conjuncts<'e>(expr: &'e Expr, out: &mut Vec<&'e Expr>) {
     match expr {
@@ -210,6 +268,8 @@ fn region_of(expr: &Expr, negated: bool) -> Region<'_> {
             }
         }
         Expr::Compare(comparison) => comparison_region(comparison, negated),
+        // Folded away before planning; still exact here: all rows or none.
+        Expr::Const(flag) => (*flag != negated).then_some(KeyBox::FULL),
     }
 }
 

@@ -80,9 +80,9 @@ pub(crate) fn load(engine: &Engine) -> Result<Loaded> {
     let mut next_id = FIRST_TABLE_ID;
     let (start, end) =
         key::partition_range(CATALOG_TABLE_ID, &partition(CATALOG_TABLES_PARTITION)?);
-    for item in engine.range(&start[..]..&end[..])? {
-        let (engine_key, value) = item?;
-        let state = decode_table_row(&engine_key, &value)?;
+    let mut cursor = engine.range(&start[..]..&end[..])?;
+    while cursor.advance()? {
+        let state = decode_table_row(cursor.key(), cursor.value())?;
         next_id = next_id.max(state.id.saturating_add(1));
         tables.insert(state.name.clone(), Arc::new(state));
     }

@@ -278,9 +278,5 @@ fn span_is_empty(engine: &Engine, table_id: u32, ops: &[Operation<'_>]) -> Resul
     let pk = first.partition_key();
     let start = key::encode(table_id, pk, least);
     let end = key::successor(&key::encode(table_id, pk, greatest));
-    Ok(engine
-        .range(&start[..]..&end[..])?
-        .next()
-        .transpose()?
-        .is_none())
+    Ok(!engine.range(&start[..]..&end[..])?.advance()?)
 }

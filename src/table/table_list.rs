@@ -36,6 +36,9 @@ pub struct TableQuery {
     /// The `NextTableName` of the previous page: the page starts at this table (compared
     /// case-insensitively, as tables are ordered).
     pub next_table_name: Option<String>,
+    /// Tables left out of the listing as if absent (compared case-insensitively), such as a
+    /// server's reserved tables; they are never counted in a page nor named as its token.
+    pub hidden: Vec<TableName>,
 }
 
 /// One page of table names, ordered case-insensitively.
@@ -82,6 +85,7 @@ impl Account {
             .list_tables()
             .into_iter()
             .filter(|name| resume.as_ref().is_none_or(|resume| name >= resume))
+            .filter(|name| !query.hidden.contains(name))
             // A table-name row holds no stored bytes, so evaluating it cannot fail.
             .filter(|name| {
                 filter

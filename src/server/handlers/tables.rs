@@ -3,13 +3,14 @@
 use serde_json::Value as Json;
 
 use super::{Context, preference_applied};
+use crate::model::TableName;
 use crate::server::acl;
 use crate::server::auth::Access;
 use crate::server::error::{Result, ServerError};
 use crate::server::json::{Metadata, write_str};
 use crate::server::limits::TABLES_PAGE_MAX;
 use crate::server::reply::Reply;
-use crate::table::TableError;
+use crate::table::{TableError, TableQuery};
 
 /// Appends one table as a JSON object; `in_feed` leaves out `odata.metadata`.
 fn write_table(out: &mut String, ctx: &Context<'_>, name: &str, in_feed: bool) {
@@ -53,23 +54,12 @@ pub fn query(ctx: &Context<'_>) -> Result<Reply> {
             Ok(top) => top.min(TABLES_PAGE_MAX),
         },
     };
-    let names = ctx
-        .state
-        .account
-        .query_tables(ctx.target.param("$filter"))?;
-    // Names are ordered case-insensitively; a token is the folded name to resume at.
-    let resume = ctx
-        .target
-        .param("NextTableName")
-        .map(str::to_ascii_lowercase);
-    let mut page = names
-        .iter()
-        .filter(|name| !acl::is_reserved_table(name.as_str()))
-        .filter(|name| {
-            resume
-                .as_deref()
-                .is_none_or(|resume| name.as_str().to_ascii_lowercase().as_str() >= resume)
-        });
+    let page = ctx.state.account.query_tables_page(&TableQuery {
+        filter: ctx.target.param("$filter").map(str::to_owned),
+        top: Some(u32::try_from(top).unwrap_or(u32::MAX)),
+        next_table_name: ctx.target.param("NextTableName").map(str::to_owned),
+        hidden: vec![TableName::new(acl::ACL_TABLE)?],
+    })?;
     let mut out = String::from("{");
     if ctx.metadata != Metadata::None {
         out.push_str("\"odata.metadata\":");
@@ -77,7 +67,7 @@ pub fn query(ctx: &Context<'_>) -> Result<Reply> {
         out.push(',');
     }
     out.push_str("\"value\":[");
-    for (index, name) in page.by_ref().take(top).enumerate() {
+    for (index, name) in page.names.iter().enumerate() {
         if index > 0 {
             out.push(',');
         }
@@ -85,7 +75,7 @@ pub fn query(ctx: &Context<'_>) -> Result<Reply> {
     }
     out.push_str("]}");
     let mut reply = Reply::status(200);
-    if let Some(next) = page.next() {
+    if let Some(next) = &page.next_table_name {
         reply = reply.header("x-ms-continuation-NextTableName", next.as_str());
     }
     Ok(reply.body(ctx.metadata.content_type(), out))
