@@ -21,6 +21,9 @@ pub struct Block {
     file_offset: u64,
 }
 
+/// The longest varint (a u64 in 7-bit groups).
+const MAX_VARINT_LEN: usize = 10;
+
 thread_local! {
     static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
         const { std::cell::RefCell::new(None) };
@@ -273,10 +276,11 @@ impl BlockCursor {
             return Ok(false);
         }
         let e = self.block.entry_at(self.next, self.key.len())?;
+        let seq = self.block.seq_of(&e)?;
         self.key.truncate(e.shared);
         self.key
             .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
-        self.set(e.seq, e.kind, e.value);
+        self.set(seq, e.kind, e.value);
         Ok(true)
     }
 
@@ -293,12 +297,13 @@ impl BlockCursor {
         self.key.clear();
         match self.block.seek_entry(target)? {
             Some((e, _)) => {
+                let seq = self.block.seq_of(&e)?;
                 // Its first `shared` bytes are target's: rebuild just this key.
                 self.key
                     .extend_from_slice(target.get(..e.shared).unwrap_or_default());
                 self.key
                     .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
-                self.set(e.seq, e.kind, e.value);
+                self.set(seq, e.kind, e.value);
                 Ok(true)
             }
             None => {
@@ -332,7 +337,8 @@ pub enum BlockGet {
 struct Entry {
     shared: usize,
     delta: Range<usize>,
-    seq: Seq,
+    /// Where its sequence number varint starts.
+    seq_at: usize,
     kind: ValueKind,
     value: Range<usize>,
 }
@@ -347,18 +353,19 @@ impl Block {
         let mut pos = start;
         let at = self.file_offset;
         let bad = |what: &str| corruption(at, format!("data block entry at {start}: {what}"));
-        // Fast path (LevelDB's): all three lengths fit in one byte each.
-        let (shared, unshared, value_len) = match data.get(pos..pos + 3) {
-            Some(&[a, b, c]) if (a | b | c) < 0x80 => {
-                pos += 3;
-                (u64::from(a), u64::from(b), u64::from(c))
+        // Fast path (LevelDB's): both key lengths fit in one byte each; values of entities
+        // are often longer than 127 bytes, so their length is decoded on its own.
+        let (shared, unshared) = match data.get(pos..pos + 2) {
+            Some(&[a, b]) if (a | b) < 0x80 => {
+                pos += 2;
+                (u64::from(a), u64::from(b))
             }
             _ => (
                 get_varint(data, &mut pos).ok_or_else(|| bad("bad shared length"))?,
                 get_varint(data, &mut pos).ok_or_else(|| bad("bad key length"))?,
-                get_varint(data, &mut pos).ok_or_else(|| bad("bad value length"))?,
             ),
         };
+        let value_len = get_varint(data, &mut pos).ok_or_else(|| bad("bad value length"))?;
         if shared > prev_len as u64 {
             return Err(bad("shares more than the previous key"));
         }
@@ -368,7 +375,14 @@ impl Block {
             .ok_or_else(|| bad("key overruns the block"))?;
         let delta = pos..delta_end;
         pos = delta_end;
-        let seq = get_varint(data, &mut pos).ok_or_else(|| bad("bad sequence number"))?;
+        // A scan passes most entries by their key alone: their sequence number is only
+        // delimited here (at most 10 bytes) and decoded by `seq_of` when wanted.
+        let seq_at = pos;
+        pos = data
+            .get(pos..end.min(pos + MAX_VARINT_LEN))
+            .and_then(|b| b.iter().position(|&b| b < 0x80))
+            .map(|n| seq_at + n + 1)
+            .ok_or_else(|| bad("bad sequence number"))?;
         let kind = data
             .get(pos)
             .and_then(|&t| ValueKind::from_tag(t))
@@ -381,9 +395,20 @@ impl Block {
         Ok(Entry {
             shared: shared as usize,
             delta,
-            seq,
+            seq_at,
             kind,
             value: pos..value_end,
+        })
+    }
+
+    /// The sequence number of entry `e`.
+    fn seq_of(&self, e: &Entry) -> Result<Seq> {
+        let mut pos = e.seq_at;
+        get_varint(&self.data, &mut pos).ok_or_else(|| {
+            corruption(
+                self.file_offset,
+                format!("data block entry at {}: bad sequence number", e.seq_at),
+            )
         })
     }
 
@@ -441,9 +466,10 @@ impl Block {
             return Ok(BlockGet::Absent);
         }
         loop {
-            if e.seq <= read_seq {
+            let seq = self.seq_of(&e)?;
+            if seq <= read_seq {
                 return Ok(BlockGet::Found {
-                    seq: e.seq,
+                    seq,
                     kind: e.kind,
                     value: e.value,
                 });
