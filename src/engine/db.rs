@@ -78,8 +78,17 @@ impl Engine {
 
     /// The current value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut value = Vec::new();
+        Ok(self.get_into(key, &mut value)?.then_some(value))
+    }
+
+    /// The current value of `key` written into `value` (replacing its contents, so a caller
+    /// can reuse one buffer); false when `key` has no live value.
+    pub fn get_into(&self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         self.check_open()?;
-        self.snapshot().get(key)
+        // As `snapshot()`: the sequence number first, then the view.
+        let seq = self.inner.last_seq();
+        self.inner.view().get_into(key, seq, value)
     }
 
     /// A consistent read view at the latest committed sequence number.

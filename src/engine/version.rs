@@ -108,19 +108,38 @@ impl Version {
 
     /// The newest entry for `key` at or below `read_seq`: upper levels hold newer data.
     pub fn get(&self, key: &[u8], read_seq: Seq) -> Result<Option<SstEntry>> {
+        let mut value = Vec::new();
+        Ok(self
+            .get_into(key, read_seq, &mut value)?
+            .map(|(seq, kind)| SstEntry {
+                key: key.to_vec(),
+                seq,
+                kind,
+                value,
+            }))
+    }
+
+    /// As [`Version::get`], copying the value into `value` (see [`SstReader::get_into`]).
+    pub fn get_into(
+        &self,
+        key: &[u8],
+        read_seq: Seq,
+        value: &mut Vec<u8>,
+    ) -> Result<Option<(Seq, ValueKind)>> {
         for (level, ssts) in self.levels.iter().enumerate() {
             if level == 0 {
+                // L0 files overlap: newest first, each checked by its key range first.
                 for sst in ssts.iter().filter(|sst| sst.overlaps(key, key)) {
-                    if let Some(entry) = sst.reader.get(key, read_seq)? {
-                        return Ok(Some(entry));
+                    if let Some(found) = sst.reader.get_into(key, read_seq, value)? {
+                        return Ok(Some(found));
                     }
                 }
             } else {
                 let index = ssts.partition_point(|sst| sst.meta.props.max_key.as_slice() < key);
                 if let Some(sst) = ssts.get(index).filter(|sst| sst.overlaps(key, key))
-                    && let Some(entry) = sst.reader.get(key, read_seq)?
+                    && let Some(found) = sst.reader.get_into(key, read_seq, value)?
                 {
-                    return Ok(Some(entry));
+                    return Ok(Some(found));
                 }
             }
         }
@@ -175,21 +194,29 @@ pub struct ReadView {
 impl ReadView {
     /// The value of `key` at `read_seq`, honouring point and range tombstones.
     pub fn get(&self, key: &[u8], read_seq: Seq) -> Result<Option<Vec<u8>>> {
+        let mut value = Vec::new();
+        Ok(self.get_into(key, read_seq, &mut value)?.then_some(value))
+    }
+
+    /// As [`ReadView::get`], but writing the value into `value` (replacing its contents);
+    /// true when the key has a live value.
+    pub fn get_into(&self, key: &[u8], read_seq: Seq, value: &mut Vec<u8>) -> Result<bool> {
         let mut found = None;
         for mem in std::iter::once(&self.mem).chain(&self.imms) {
             if let Some(entry) = mem.get(key, read_seq) {
-                found = Some(entry);
+                value.clear();
+                value.extend_from_slice(&entry.value);
+                found = Some((entry.seq, entry.kind));
                 break;
             }
         }
         if found.is_none() {
-            found = self.version.get(key, read_seq)?;
+            found = self.version.get_into(key, read_seq, value)?;
         }
-        let Some(entry) = found else { return Ok(None) };
-        if entry.kind == ValueKind::Delete || self.range_deletes(key, entry.seq, read_seq) {
-            return Ok(None);
-        }
-        Ok(Some(entry.value))
+        let Some((seq, kind)) = found else {
+            return Ok(false);
+        };
+        Ok(kind != ValueKind::Delete && !self.range_deletes(key, seq, read_seq))
     }
 
     /// True when any range tombstone visible at `read_seq` deletes `key`@`entry_seq`.

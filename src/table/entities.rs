@@ -17,6 +17,13 @@ use crate::codec::key;
 use crate::engine::{Engine, WriteBatch};
 use crate::model::{Entity, PartitionKey, RowKey, TableName};
 
+/// Value buffers larger than this (a rare huge entity) are freed rather than kept per thread.
+const MAX_REUSED_GET_BUFFER: usize = 64 << 10;
+
+thread_local! {
+    static GET_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// A handle on one table of an [`Account`], by name: operations resolve the name when they
 /// run, so a handle outlives a delete and re-create of its table. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -136,10 +143,19 @@ impl Table {
                 &heap
             }
         };
-        match self.account.inner.engine.get(engine_key)? {
-            Some(value) => row::decode(state.id, engine_key, pk, rk, &value, select),
-            None => Err(ops::not_found(self.name.as_str(), &pk, &rk)),
+        // One value buffer per thread: a get copies the stored value once, into memory
+        // that is already there.
+        let mut value = GET_BUFFER.take();
+        let found = self.account.inner.engine.get_into(engine_key, &mut value);
+        let out = match found {
+            Ok(true) => row::decode(state.id, engine_key, pk, rk, &value, select),
+            Ok(false) => Err(ops::not_found(self.name.as_str(), &pk, &rk)),
+            Err(e) => Err(e.into()),
+        };
+        if value.capacity() <= MAX_REUSED_GET_BUFFER {
+            GET_BUFFER.replace(value);
         }
+        out
     }
 
     /// A batch (entity group transaction) on partition `partition_key`, committed by

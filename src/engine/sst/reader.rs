@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::block::{Block, BlockCursor};
+use super::block::{Block, BlockCursor, BlockGet};
 use super::bloom::{Bloom, bloom_hash};
 use super::format::{
     BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, BLOOM_KEY_SEED, BLOOM_PREFIX_SEED, BlockHandle, FOOTER_LEN,
@@ -141,41 +141,46 @@ impl SstReader {
 
     /// The newest entry for `key` with `seq <= read_seq`, consulting the bloom filter first.
     pub fn get(&self, key: &[u8], read_seq: Seq) -> Result<Option<SstEntry>> {
-        if let Some(bloom) = &self.bloom
-            && !bloom.may_contain(bloom_hash(key, BLOOM_KEY_SEED))
-        {
+        let mut value = Vec::new();
+        Ok(self
+            .get_into(key, read_seq, &mut value)?
+            .map(|(seq, kind)| SstEntry {
+                key: key.to_vec(),
+                seq,
+                kind,
+                value,
+            }))
+    }
+
+    /// As [`SstReader::get`], but copying the value into `value` (cleared first; left as it
+    /// was when nothing is found) and returning the version's sequence number and kind.
+    pub fn get_into(
+        &self,
+        key: &[u8],
+        read_seq: Seq,
+        value: &mut Vec<u8>,
+    ) -> Result<Option<(Seq, ValueKind)>> {
+        if !self.may_contain_key(key) {
             return Ok(None);
         }
-        let mut idx = self.find_block(key);
-        if idx >= self.index.len() {
-            return Ok(None);
-        }
-        let mut cursor = BlockCursor::new(self.block(idx)?);
-        let mut positioned = cursor.seek(key)?;
-        loop {
-            if !positioned {
-                // The versions of `key` may continue in the next block.
-                idx += 1;
-                if idx >= self.index.len() {
-                    return Ok(None);
+        // The versions of `key` may continue past the end of a block into the next.
+        for idx in self.find_block(key)..self.index.len() {
+            let block = self.block(idx)?;
+            match block.get(key, read_seq)? {
+                BlockGet::Found {
+                    seq,
+                    kind,
+                    value: range,
+                } => {
+                    value.clear();
+                    value.extend_from_slice(block.value(range));
+                    return Ok(Some((seq, kind)));
                 }
-                cursor.reset(self.block(idx)?);
-                positioned = cursor.advance()?;
-                continue;
+                BlockGet::Absent => return Ok(None),
+                BlockGet::Continue => {}
             }
-            if cursor.key() != key {
-                return Ok(None);
-            }
-            if cursor.seq() <= read_seq {
-                return Ok(Some(SstEntry {
-                    key: key.to_vec(),
-                    seq: cursor.seq(),
-                    kind: cursor.kind(),
-                    value: cursor.value().to_vec(),
-                }));
-            }
-            positioned = cursor.advance()?;
         }
+        Ok(None)
     }
 
     /// False when the partition-prefix filter proves no key with this prefix is present.

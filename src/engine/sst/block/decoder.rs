@@ -21,6 +21,9 @@ pub struct Block {
     file_offset: u64,
 }
 
+/// The longest varint (a u64 in 7-bit groups).
+const MAX_VARINT_LEN: usize = 10;
+
 thread_local! {
     static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
         const { std::cell::RefCell::new(None) };
@@ -268,40 +271,118 @@ impl BlockCursor {
 
     /// Moves to the next entry; false (and invalid) at the end of the block.
     pub fn advance(&mut self) -> Result<bool> {
-        let data = &self.block.data;
-        let end = self.block.restarts_offset;
-        let mut pos = self.next;
-        if pos >= end {
+        if self.next >= self.block.restarts_offset {
             self.valid = false;
             return Ok(false);
         }
-        let at = self.block.file_offset;
-        let start = pos;
+        let e = self.block.entry_at(self.next, self.key.len())?;
+        let seq = self.block.seq_of(&e)?;
+        self.key.truncate(e.shared);
+        self.key
+            .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
+        self.set(seq, e.kind, e.value);
+        Ok(true)
+    }
+
+    fn set(&mut self, seq: Seq, kind: ValueKind, value: Range<usize>) {
+        self.seq = seq;
+        self.kind = kind;
+        self.next = value.end;
+        self.value = value;
+        self.valid = true;
+    }
+
+    /// Positions on the first entry whose user key is `>= target` (invalid if none).
+    pub fn seek(&mut self, target: &[u8]) -> Result<bool> {
+        self.key.clear();
+        match self.block.seek_entry(target)? {
+            Some((e, _)) => {
+                let seq = self.block.seq_of(&e)?;
+                // Its first `shared` bytes are target's: rebuild just this key.
+                self.key
+                    .extend_from_slice(target.get(..e.shared).unwrap_or_default());
+                self.key
+                    .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
+                self.set(seq, e.kind, e.value);
+                Ok(true)
+            }
+            None => {
+                self.next = self.block.restarts_offset;
+                self.valid = false;
+                Ok(false)
+            }
+        }
+    }
+}
+
+/// What a point lookup found in one block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockGet {
+    /// The newest visible version: its value is `Block::value(value)`.
+    Found {
+        /// Its sequence number.
+        seq: Seq,
+        /// Put or tombstone.
+        kind: ValueKind,
+        /// Where its value lies in the block.
+        value: Range<usize>,
+    },
+    /// The key has no visible version here or in any later block.
+    Absent,
+    /// The block ends before the key's versions do (or before reaching the key).
+    Continue,
+}
+
+/// One decoded entry header: where its key suffix and value lie in the block.
+struct Entry {
+    shared: usize,
+    delta: Range<usize>,
+    /// Where its sequence number varint starts.
+    seq_at: usize,
+    kind: ValueKind,
+    value: Range<usize>,
+}
+
+impl Block {
+    /// Decodes the entry at `start` (< `restarts_offset`) whose predecessor key is `prev_len`
+    /// bytes long, checking every length against the block.
+    #[inline]
+    fn entry_at(&self, start: usize, prev_len: usize) -> Result<Entry> {
+        let data = &self.data;
+        let end = self.restarts_offset;
+        let mut pos = start;
+        let at = self.file_offset;
         let bad = |what: &str| corruption(at, format!("data block entry at {start}: {what}"));
-        // Fast path (LevelDB's): all three lengths fit in one byte each.
-        let (shared, unshared, value_len) = match data.get(pos..pos + 3) {
-            Some(&[a, b, c]) if (a | b | c) < 0x80 => {
-                pos += 3;
-                (u64::from(a), u64::from(b), u64::from(c))
+        // Fast path (LevelDB's): both key lengths fit in one byte each; values of entities
+        // are often longer than 127 bytes, so their length is decoded on its own.
+        let (shared, unshared) = match data.get(pos..pos + 2) {
+            Some(&[a, b]) if (a | b) < 0x80 => {
+                pos += 2;
+                (u64::from(a), u64::from(b))
             }
             _ => (
                 get_varint(data, &mut pos).ok_or_else(|| bad("bad shared length"))?,
                 get_varint(data, &mut pos).ok_or_else(|| bad("bad key length"))?,
-                get_varint(data, &mut pos).ok_or_else(|| bad("bad value length"))?,
             ),
         };
-        if shared > self.key.len() as u64 {
+        let value_len = get_varint(data, &mut pos).ok_or_else(|| bad("bad value length"))?;
+        if shared > prev_len as u64 {
             return Err(bad("shares more than the previous key"));
         }
         let delta_end = pos
             .checked_add(usize::try_from(unshared).unwrap_or(usize::MAX))
             .filter(|&e| e <= end)
             .ok_or_else(|| bad("key overruns the block"))?;
-        self.key.truncate(shared as usize);
-        self.key
-            .extend_from_slice(data.get(pos..delta_end).unwrap_or_default());
+        let delta = pos..delta_end;
         pos = delta_end;
-        let seq = get_varint(data, &mut pos).ok_or_else(|| bad("bad sequence number"))?;
+        // A scan passes most entries by their key alone: their sequence number is only
+        // delimited here (at most 10 bytes) and decoded by `seq_of` when wanted.
+        let seq_at = pos;
+        pos = data
+            .get(pos..end.min(pos + MAX_VARINT_LEN))
+            .and_then(|b| b.iter().position(|&b| b < 0x80))
+            .map(|n| seq_at + n + 1)
+            .ok_or_else(|| bad("bad sequence number"))?;
         let kind = data
             .get(pos)
             .and_then(|&t| ValueKind::from_tag(t))
@@ -311,38 +392,104 @@ impl BlockCursor {
             .checked_add(usize::try_from(value_len).unwrap_or(usize::MAX))
             .filter(|&e| e <= end)
             .ok_or_else(|| bad("value overruns the block"))?;
-        self.seq = seq;
-        self.kind = kind;
-        self.value = pos..value_end;
-        self.next = value_end;
-        self.valid = true;
-        Ok(true)
+        Ok(Entry {
+            shared: shared as usize,
+            delta,
+            seq_at,
+            kind,
+            value: pos..value_end,
+        })
     }
 
-    /// Positions on the first entry whose user key is `>= target` (invalid if none).
-    pub fn seek(&mut self, target: &[u8]) -> Result<bool> {
+    /// The sequence number of entry `e`.
+    fn seq_of(&self, e: &Entry) -> Result<Seq> {
+        let mut pos = e.seq_at;
+        get_varint(&self.data, &mut pos).ok_or_else(|| {
+            corruption(
+                self.file_offset,
+                format!("data block entry at {}: bad sequence number", e.seq_at),
+            )
+        })
+    }
+
+    /// The first entry whose user key is `>= target` and how its key compares with target
+    /// (`Equal` or `Greater`); `None` when every key of the block is smaller.
+    fn seek_entry(&self, target: &[u8]) -> Result<Option<(Entry, Ordering)>> {
         // Find the last restart whose key is < target; versions of `target` may start before
         // a restart whose key equals it, so equal keys must not be skipped.
-        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
+        let (mut lo, mut hi) = (0usize, self.num_restarts);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.block.restart_key(mid)?.cmp(target) == Ordering::Less {
+            if self.restart_key(mid)? < target {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        self.next = if lo == 0 {
-            0
-        } else {
-            self.block.restart(lo - 1)
+        let mut pos = if lo == 0 { 0 } else { self.restart(lo - 1) };
+        // Keys are compared without being rebuilt: every key passed so far is < target, and
+        // `matched` is how long a prefix the last one shares with target. A key sharing more
+        // than `matched` bytes with its predecessor has the predecessor's smaller byte at
+        // `matched`, so it is < target too; otherwise its first `shared` bytes are target's
+        // and only its suffix needs comparing.
+        let (mut matched, mut key_len) = (0usize, 0usize);
+        while pos < self.restarts_offset {
+            let e = self.entry_at(pos, key_len)?;
+            key_len = e.shared + e.delta.len();
+            if e.shared <= matched {
+                let rest = target.get(e.shared..).unwrap_or_default();
+                let suffix = self.data.get(e.delta.clone()).unwrap_or_default();
+                let common = suffix.iter().zip(rest).take_while(|(a, b)| a == b).count();
+                let ord = match (suffix.get(common), rest.get(common)) {
+                    (Some(a), Some(b)) => a.cmp(b),
+                    (Some(_), None) => Ordering::Greater,
+                    (None, Some(_)) => Ordering::Less,
+                    (None, None) => Ordering::Equal,
+                };
+                if ord != Ordering::Less {
+                    return Ok(Some((e, ord)));
+                }
+                matched = e.shared + common;
+            }
+            pos = e.value.end;
+        }
+        Ok(None)
+    }
+
+    /// The newest version of `target` with `seq <= read_seq` held in this block, without
+    /// rebuilding any key.
+    pub fn get(&self, target: &[u8], read_seq: Seq) -> Result<BlockGet> {
+        let Some((mut e, ord)) = self.seek_entry(target)? else {
+            return Ok(BlockGet::Continue);
         };
-        self.key.clear();
-        while self.advance()? {
-            if self.key.as_slice() >= target {
-                return Ok(true);
+        if ord == Ordering::Greater {
+            return Ok(BlockGet::Absent);
+        }
+        loop {
+            let seq = self.seq_of(&e)?;
+            if seq <= read_seq {
+                return Ok(BlockGet::Found {
+                    seq,
+                    kind: e.kind,
+                    value: e.value,
+                });
+            }
+            let pos = e.value.end;
+            if pos >= self.restarts_offset {
+                return Ok(BlockGet::Continue);
+            }
+            // The current key is target, so the next one is target's first `shared` bytes
+            // followed by its suffix.
+            e = self.entry_at(pos, target.len())?;
+            let same = self.data.get(e.delta.clone()) == target.get(e.shared..);
+            if !same {
+                return Ok(BlockGet::Absent);
             }
         }
-        Ok(false)
+    }
+
+    /// The bytes of `range` (a value range returned by [`Block::get`]).
+    pub fn value(&self, range: Range<usize>) -> &[u8] {
+        self.data.get(range).unwrap_or_default()
     }
 }

@@ -20,4 +20,7 @@ mod builder;
 mod decoder;
 
 pub use builder::{BlockBuilder, BlockSealer, encode_block};
-pub use decoder::{Block, BlockCursor};
+pub use decoder::{Block, BlockCursor, BlockGet};
+
+#[cfg(test)]
+mod tests;
