@@ -133,3 +133,23 @@ fn block_cache_concurrent_readers_see_the_same_data() {
     });
     assert!(cache.used_bytes() <= 32 << 10);
 }
+
+#[test]
+fn sst_iter_without_cache_fill_reads_everything_and_caches_nothing() {
+    let image = build(options(1024, 16, Compression::Lz4), &entries());
+    let storage = Arc::new(MemStorage::default());
+    storage.write_all_at(&image, SST_OFFSET).unwrap();
+    let cache = Arc::new(BlockCache::new(8 << 20));
+    let reader = open_with(&storage, image.len(), 5, &cache);
+    let bypassed: Vec<_> = reader
+        .iter(&[])
+        .without_cache_fill()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(bypassed.len(), 5000);
+    assert_eq!(cache.used_bytes(), 0);
+    // A filling scan then caches blocks, and a bypassing scan still yields the same entries.
+    let filled: Vec<_> = reader.iter(&[]).map(Result::unwrap).collect();
+    assert!(cache.used_bytes() > 0);
+    assert_eq!(bypassed, filled);
+}

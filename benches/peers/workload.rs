@@ -122,8 +122,12 @@ pub fn run(
     );
     let mut rng = SplitMix64::new(workload.seed);
     let mut out = Vec::new();
+    let trace_memory = std::env::var_os(TRACE_MEMORY_ENV).is_some();
     let mut record = |name: &str, value: f64| {
         eprintln!("  {name:<28} {value:>14.1}");
+        if trace_memory {
+            eprintln!("    memory after {name}: {}", memory_status());
+        }
         out.push(Measurement {
             name: name.to_owned(),
             value,
@@ -394,6 +398,25 @@ fn dir_bytes(dir: &Path) -> BenchResult<u64> {
         };
     }
     Ok(total)
+}
+
+/// Set (to anything) to print the process's memory figures after every row, on stderr: shows
+/// in which phase the peak resident set is reached.
+const TRACE_MEMORY_ENV: &str = "STRATA_BENCH_TRACE_MEMORY";
+
+/// VmHWM, VmRSS, RssAnon and RssFile of this process, as one line (empty if unreadable).
+fn memory_status() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .filter(|line| {
+            ["VmHWM:", "VmRSS:", "RssAnon:", "RssFile:"]
+                .iter()
+                .any(|field| line.starts_with(field))
+        })
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The process's peak resident set (VmHWM), in bytes.

@@ -107,7 +107,7 @@ impl Inner {
         let sources = job
             .inputs
             .iter()
-            .map(|sst| Source::Sst(sst.reader.iter(&[])))
+            .map(|sst| Source::Sst(sst.reader.iter(&[]).without_cache_fill()))
             .collect();
         let outputs = self.write_ssts(
             MergeIter::new(sources),
@@ -316,7 +316,8 @@ impl Inner {
                 .lowest_hole(min_hole as u64 + HOLE_FILL_SLACK_BYTES)
                 .is_some_and(|hole| hole.offset < sst.meta.extent.offset);
             if level > 0 && hole_below {
-                let source = MergeIter::new(vec![Source::Sst(sst.reader.iter(&[]))]);
+                let source =
+                    MergeIter::new(vec![Source::Sst(sst.reader.iter(&[]).without_cache_fill())]);
                 let rules = DropRules {
                     tombstones: false,
                     split: true,

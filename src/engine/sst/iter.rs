@@ -28,6 +28,8 @@ pub struct SstIter {
     /// before it lie wholly below the bound and need no per-entry check, blocks after it
     /// wholly above it and are never read.
     end_block: usize,
+    /// Whether blocks read from storage are inserted into the block cache.
+    fill_cache: bool,
 }
 
 impl SstIter {
@@ -40,6 +42,7 @@ impl SstIter {
             done: false,
             end: None,
             end_block: usize::MAX,
+            fill_cache: true,
         }
     }
 
@@ -52,8 +55,17 @@ impl SstIter {
         self
     }
 
+    /// Blocks this iterator reads from storage are not inserted into the block cache (blocks
+    /// already cached are still used): for one-pass scans such as compaction inputs, whose
+    /// blocks would otherwise evict the readers' hot set and fill the cache to its bound.
+    #[must_use]
+    pub fn without_cache_fill(mut self) -> Self {
+        self.fill_cache = false;
+        self
+    }
+
     fn load(&mut self, idx: usize) -> Result<&mut BlockCursor> {
-        let block = self.reader.block(idx)?;
+        let block = self.reader.block_filling(idx, self.fill_cache)?;
         self.block_idx = idx;
         let cursor = match self.cursor.take() {
             Some(mut c) => {

@@ -239,6 +239,13 @@ impl SstReader {
 
     /// Data block `idx`, from the cache or read, verified and decoded.
     pub(super) fn block(&self, idx: usize) -> Result<Arc<Block>> {
+        self.block_filling(idx, true)
+    }
+
+    /// Data block `idx`, from the cache or read; a block read is inserted into the cache only
+    /// when `fill_cache` (a one-pass scan such as a compaction input must not evict the
+    /// blocks readers keep hot, nor hold megabytes of blocks nobody reads again).
+    pub(super) fn block_filling(&self, idx: usize, fill_cache: bool) -> Result<Arc<Block>> {
         let handle = self
             .index
             .handle(idx)
@@ -265,8 +272,10 @@ impl SstReader {
             decoded
         })?;
         let block = Arc::new(block);
-        self.cache
-            .insert(self.id, handle.offset, Arc::clone(&block));
+        if fill_cache {
+            self.cache
+                .insert(self.id, handle.offset, Arc::clone(&block));
+        }
         Ok(block)
     }
 
