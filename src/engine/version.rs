@@ -109,14 +109,8 @@ impl Version {
     /// The newest entry for `key` at or below `read_seq`: upper levels hold newer data.
     pub fn get(&self, key: &[u8], read_seq: Seq) -> Result<Option<SstEntry>> {
         let mut value = Vec::new();
-        Ok(self
-            .get_into(key, read_seq, &mut value)?
-            .map(|(seq, kind)| SstEntry {
-                key: key.to_vec(),
-                seq,
-                kind,
-                value,
-            }))
+        let found = self.get_into(key, read_seq, &mut value)?;
+        Ok(found.map(|version| SstEntry::found(key, version, value)))
     }
 
     /// As [`Version::get`], copying the value into `value` (see [`SstReader::get_into`]).

@@ -33,6 +33,18 @@ pub struct SstEntry {
     pub value: Vec<u8>,
 }
 
+impl SstEntry {
+    /// The owned entry of a `get_into` hit: the key asked for, the version found, its value.
+    pub(crate) fn found(key: &[u8], (seq, kind): (Seq, ValueKind), value: Vec<u8>) -> Self {
+        Self {
+            key: key.to_vec(),
+            seq,
+            kind,
+            value,
+        }
+    }
+}
+
 /// An open SST: footer, index and filters in memory, data blocks through the cache.
 #[derive(Debug)]
 pub struct SstReader {
@@ -142,14 +154,8 @@ impl SstReader {
     /// The newest entry for `key` with `seq <= read_seq`, consulting the bloom filter first.
     pub fn get(&self, key: &[u8], read_seq: Seq) -> Result<Option<SstEntry>> {
         let mut value = Vec::new();
-        Ok(self
-            .get_into(key, read_seq, &mut value)?
-            .map(|(seq, kind)| SstEntry {
-                key: key.to_vec(),
-                seq,
-                kind,
-                value,
-            }))
+        let found = self.get_into(key, read_seq, &mut value)?;
+        Ok(found.map(|version| SstEntry::found(key, version, value)))
     }
 
     /// As [`SstReader::get`], but copying the value into `value` (cleared first; left as it
