@@ -9,28 +9,88 @@
 //! is exactly what a full schema scan followed by one write pass produces.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use indicatif::ProgressBar;
-use strata::{RowChunk, RowRef, Table};
+use strata::{RowChunk, Table};
 
 use super::ExportFormat;
 use super::csv_file::CsvFile;
-use super::parquet::{self, BatchBuilder};
 use super::schema::{ExportSchema, SchemaScan, Stop};
-use super::writer::ParquetWriter;
+use super::writer::ParquetSink;
 use crate::cli::error::{CliError, Result};
 
-/// Rows per chunk handed from the scanning thread to the building one.
+/// Rows per chunk handed from the scanning thread to the others.
 const CHUNK_ROWS: usize = 4096;
-/// Chunks queued between the two.
+/// Chunks queued for the CSV thread.
 const CHUNKS_IN_FLIGHT: usize = 2;
 
-/// A file receiving rows.
+/// CSV written by a thread of its own, fed chunks of rows.
+struct CsvSink {
+    chunks: Option<SyncSender<RowChunk>>,
+    thread: Option<JoinHandle<std::result::Result<CsvFile, Stop>>>,
+}
+
+impl CsvSink {
+    fn create(path: &Path, schema: &ExportSchema) -> Result<Self> {
+        let mut csv = CsvFile::create(path, schema)?;
+        let (chunks, receiver) = sync_channel::<RowChunk>(CHUNKS_IN_FLIGHT);
+        let thread = std::thread::Builder::new()
+            .name("csv-writer".to_owned())
+            .spawn(move || {
+                for chunk in receiver {
+                    for row in chunk.rows() {
+                        csv.push(&row?)?;
+                    }
+                }
+                Ok(csv)
+            })
+            .map_err(|e| CliError::io("start the writer thread for", path, e))?;
+        Ok(Self {
+            chunks: Some(chunks),
+            thread: Some(thread),
+        })
+    }
+
+    fn send(&mut self, chunk: RowChunk) -> std::result::Result<(), Stop> {
+        let sent = self.chunks.as_ref().is_some_and(|c| c.send(chunk).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err(Stop::ConsumerGone)
+        }
+    }
+
+    /// Waits for the thread; the file is flushed only when every row was written.
+    fn finish(mut self, fed: std::result::Result<(), Stop>) -> std::result::Result<(), Stop> {
+        let written = self.join();
+        match (fed, written) {
+            (Ok(()), Ok(csv)) => Ok(csv.finish()?),
+            (Ok(()) | Err(Stop::ConsumerGone), Err(stop)) | (Err(stop), _) => Err(stop),
+        }
+    }
+
+    fn join(&mut self) -> std::result::Result<CsvFile, Stop> {
+        drop(self.chunks.take());
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(written)) => written,
+            Some(Err(_)) => Err(CliError::Io("the CSV writer thread panicked".to_owned()).into()),
+            None => Err(Stop::ConsumerGone),
+        }
+    }
+}
+
+impl Drop for CsvSink {
+    fn drop(&mut self) {
+        let _ = self.join();
+    }
+}
+
+/// A file receiving chunks of rows.
 enum Sink {
-    Csv(CsvFile),
-    Parquet(BatchBuilder, ParquetWriter),
+    Csv(CsvSink),
+    Parquet(ParquetSink),
 }
 
 impl Sink {
@@ -41,40 +101,25 @@ impl Sink {
         group_rows: usize,
     ) -> Result<Self> {
         Ok(match format {
-            ExportFormat::Parquet => Self::Parquet(
-                BatchBuilder::new(schema, group_rows),
-                ParquetWriter::create(
-                    path,
-                    parquet::arrow_schema(schema),
-                    group_rows,
-                    &parquet::plain_columns(schema),
-                )?,
-            ),
-            ExportFormat::Csv | ExportFormat::Jsonl => Self::Csv(CsvFile::create(path, schema)?),
+            ExportFormat::Parquet => Self::Parquet(ParquetSink::create(path, schema, group_rows)?),
+            ExportFormat::Csv | ExportFormat::Jsonl => Self::Csv(CsvSink::create(path, schema)?),
         })
     }
 
-    fn push(&mut self, row: &RowRef<'_>) -> std::result::Result<(), Stop> {
+    fn send(&mut self, chunk: RowChunk) -> std::result::Result<(), Stop> {
         match self {
-            Self::Csv(csv) => csv.push(row),
-            Self::Parquet(batches, writer) => {
-                if let Some(batch) = batches.push(row)? {
-                    writer.send(batch)?;
-                }
-                Ok(())
-            }
+            Self::Csv(csv) => csv.send(chunk),
+            Self::Parquet(parquet) => parquet.send(chunk),
         }
     }
 
-    fn finish(self) -> Result<()> {
-        match self {
-            Self::Csv(csv) => csv.finish(),
-            Self::Parquet(batches, mut writer) => {
-                if let Some(batch) = batches.finish()? {
-                    writer.send(batch)?;
-                }
-                writer.finish()
-            }
+    /// Completes the file if `fed` is `Ok` (every row was sent); otherwise stops the
+    /// threads and leaves the file incomplete. Returns why the pass stopped, if it did.
+    fn finish(self, fed: std::result::Result<(), Stop>) -> std::result::Result<(), Stop> {
+        match (self, fed) {
+            (Self::Csv(csv), fed) => csv.finish(fed),
+            (Self::Parquet(parquet), Ok(())) => parquet.finish(),
+            (Self::Parquet(parquet), Err(stop)) => Err(parquet.abort(stop)),
         }
     }
 }
@@ -89,105 +134,158 @@ pub fn export(
     group_rows: usize,
     bar: &ProgressBar,
 ) -> Result<u64> {
-    let sample_rows = u64::try_from(group_rows).unwrap_or(u64::MAX);
-    let (sample, complete) = schema_of(table, filter, Some(sample_rows))?;
-    let schema = if complete {
-        sample
-    } else {
-        match write(table, filter, path, format, &sample, group_rows, bar) {
-            Err(Stop::SchemaMiss) => {}
-            other => return finished(other),
-        }
-        bar.set_message("rescanning: later rows hold more property types");
-        bar.set_position(0);
-        schema_of(table, filter, None)?.0
-    };
-    finished(write(table, filter, path, format, &schema, group_rows, bar))
+    let group_rows = group_rows.max(1);
+    match write(table, filter, path, format, None, group_rows, bar) {
+        Err(Stop::SchemaMiss) => {}
+        other => return finished(other),
+    }
+    bar.set_message("rescanning: later rows hold more property types");
+    bar.set_position(0);
+    let schema = schema_of(table, filter)?;
+    finished(write(
+        table,
+        filter,
+        path,
+        format,
+        Some(schema),
+        group_rows,
+        bar,
+    ))
 }
 
 fn finished(outcome: std::result::Result<u64, Stop>) -> Result<u64> {
     match outcome {
         Ok(rows) => Ok(rows),
         Err(Stop::Failed(err)) => Err(err),
-        Err(Stop::SchemaMiss | Stop::SampleFull | Stop::ConsumerGone) => Err(CliError::Corrupt(
+        Err(Stop::SchemaMiss | Stop::ConsumerGone) => Err(CliError::Corrupt(
             "the rows changed between the schema scan and the export".to_owned(),
         )),
     }
 }
 
-/// The schema of the first `limit` rows (all with `None`), and whether it saw every row.
-fn schema_of(
-    table: &Table,
-    filter: Option<&str>,
-    limit: Option<u64>,
-) -> Result<(ExportSchema, bool)> {
+/// The schema of every row.
+fn schema_of(table: &Table, filter: Option<&str>) -> Result<ExportSchema> {
     let mut scan = SchemaScan::default();
-    let scanned = table.scan_rows(filter, |row| {
-        if limit.is_some_and(|limit| scan.rows() >= limit) {
-            return Err(Stop::SampleFull);
-        }
-        scan.add(row).map_err(Stop::from)
-    });
-    let complete = match scanned {
-        Ok(_) => true,
-        Err(Stop::SampleFull) => false,
-        Err(Stop::Failed(err)) => return Err(err),
-        Err(Stop::SchemaMiss | Stop::ConsumerGone) => {
-            return Err(CliError::Data(
-                "the schema sample stopped for no reason".to_owned(),
-            ));
-        }
-    };
-    Ok((scan.finish(), complete))
+    match table.scan_rows(filter, |row| scan.add(row).map_err(Stop::from)) {
+        Ok(_) => Ok(scan.finish()),
+        Err(Stop::Failed(err)) => Err(err),
+        Err(Stop::SchemaMiss | Stop::ConsumerGone) => Err(CliError::Data(
+            "the schema scan stopped for no reason".to_owned(),
+        )),
+    }
 }
 
-/// One write pass with `schema`, on up to three threads: this one scans and copies the rows
-/// out in chunks, a builder thread turns them into the output (for Parquet, record batches),
-/// and the Parquet writer's thread encodes them. The stages are of similar cost, so two
-/// cores stay busy; bounded channels between them bound memory.
+/// The rows of a pass before its schema is known: the sample being taken, and the chunks
+/// that hold it, replayed into the file once the schema is made.
+struct Sample {
+    scan: SchemaScan,
+    held: Vec<RowChunk>,
+    limit: u64,
+}
+
+/// One write pass: its schema (or the sample that will make it) and its output.
+struct Pass<'a> {
+    format: ExportFormat,
+    path: &'a Path,
+    group_rows: usize,
+    bar: &'a ProgressBar,
+    sample: Option<Sample>,
+    sink: Option<Sink>,
+    rows: u64,
+}
+
+impl Pass<'_> {
+    /// Takes the next chunk of the scan.
+    fn take(&mut self, chunk: RowChunk) -> std::result::Result<(), Stop> {
+        self.rows += chunk.len() as u64;
+        self.bar.set_position(self.rows);
+        let Some(sample) = &mut self.sample else {
+            return self.send(chunk);
+        };
+        for row in chunk.rows() {
+            if sample.scan.rows() >= sample.limit {
+                break;
+            }
+            sample.scan.add(&row?)?;
+        }
+        sample.held.push(chunk);
+        if sample.scan.rows() >= sample.limit {
+            self.start()?;
+        }
+        Ok(())
+    }
+
+    /// Makes the schema of the sample, opens the file, and sends it the held chunks.
+    fn start(&mut self) -> std::result::Result<(), Stop> {
+        let Some(sample) = self.sample.take() else {
+            return Ok(());
+        };
+        let schema = sample.scan.finish();
+        self.sink = Some(Sink::create(
+            self.format,
+            self.path,
+            &schema,
+            self.group_rows,
+        )?);
+        sample
+            .held
+            .into_iter()
+            .try_for_each(|chunk| self.send(chunk))
+    }
+
+    fn send(&mut self, chunk: RowChunk) -> std::result::Result<(), Stop> {
+        match &mut self.sink {
+            Some(sink) => sink.send(chunk),
+            None => Err(Stop::ConsumerGone),
+        }
+    }
+
+    /// Ends the pass after a scan that ended with `scanned`.
+    fn end(mut self, scanned: std::result::Result<u64, Stop>) -> std::result::Result<u64, Stop> {
+        // A sample that never filled saw every row: its schema is the table's.
+        let fed = scanned.and_then(|rows| self.start().map(|()| rows));
+        let Some(sink) = self.sink.take() else {
+            return fed;
+        };
+        match fed {
+            Ok(rows) => sink.finish(Ok(())).map(|()| rows),
+            Err(stop) => sink.finish(Err(stop)).map(|()| 0),
+        }
+    }
+}
+
+/// One write pass, with `schema` or, without, with the schema of a sample of the first
+/// `group_rows` rows. This thread scans and copies the rows out in chunks (holding back the
+/// sampled ones until the schema is made); the sink's threads build and encode them.
 fn write(
     table: &Table,
     filter: Option<&str>,
     path: &Path,
     format: ExportFormat,
-    schema: &ExportSchema,
+    schema: Option<ExportSchema>,
     group_rows: usize,
     bar: &ProgressBar,
 ) -> std::result::Result<u64, Stop> {
-    let mut sink = Sink::create(format, path, schema, group_rows)?;
-    let scan_failed = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let (sender, receiver) = sync_channel::<RowChunk>(CHUNKS_IN_FLIGHT);
-        let scan_failed = &scan_failed;
-        let builder = scope.spawn(move || -> std::result::Result<u64, Stop> {
-            let mut count = 0u64;
-            for chunk in receiver {
-                for row in chunk.rows() {
-                    sink.push(&row?)?;
-                }
-                count += chunk.len() as u64;
-                bar.set_position(count);
-            }
-            // A scan that failed must not leave a file that looks complete: dropping the
-            // sink unfinished leaves a Parquet file without its footer.
-            if !scan_failed.load(Ordering::Acquire) {
-                sink.finish()?;
-            }
-            Ok(count)
-        });
-        let scanned = table.scan_row_chunks(filter, CHUNK_ROWS, |chunk| {
-            sender.send(chunk).map_err(|_| Stop::ConsumerGone)
-        });
-        if scanned.is_err() {
-            scan_failed.store(true, Ordering::Release);
+    let mut pass = Pass {
+        format,
+        path,
+        group_rows,
+        bar,
+        sample: None,
+        sink: None,
+        rows: 0,
+    };
+    match schema {
+        Some(schema) => pass.sink = Some(Sink::create(format, path, &schema, group_rows)?),
+        None => {
+            pass.sample = Some(Sample {
+                scan: SchemaScan::default(),
+                held: Vec::new(),
+                limit: u64::try_from(group_rows).unwrap_or(u64::MAX),
+            });
         }
-        drop(sender);
-        let built = builder
-            .join()
-            .unwrap_or_else(|_| Err(CliError::Io("the export thread panicked".to_owned()).into()));
-        match (scanned, built) {
-            (Ok(_) | Err(Stop::ConsumerGone), built) => built,
-            (Err(stop), _) => Err(stop),
-        }
-    })
+    }
+    let chunk_rows = CHUNK_ROWS.min(group_rows);
+    let scanned = table.scan_row_chunks(filter, chunk_rows, |chunk| pass.take(chunk));
+    pass.end(scanned)
 }

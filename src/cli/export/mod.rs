@@ -3,8 +3,8 @@
 //! CSV and Parquet need their columns before the first row: [`columnar`] takes them from a
 //! sample of the rows (names and type tags only) and writes in one pass, rescanning the whole
 //! table only when a later row brings a property type the sample missed. Columns are built
-//! straight from the borrowed stored values (`Table::scan_rows`, no entity is decoded), and
-//! Parquet is encoded on a second thread ([`writer::ParquetWriter`]). Memory is bounded by a
+//! straight from the borrowed stored values (`Table::scan_row_chunks`, no entity is decoded),
+//! and Parquet row groups are built and encoded on several threads ([`writer::ParquetSink`]). Memory is bounded by a
 //! few row groups, whatever the table size. The file is opened read-only (a shared lock), so
 //! no writer can change the rows between passes.
 

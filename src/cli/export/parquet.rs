@@ -223,7 +223,7 @@ impl GuidText {
     }
 }
 
-/// Builds record batches of up to `group_rows` rows from borrowed rows.
+/// Builds record batches from borrowed rows.
 pub struct BatchBuilder {
     schema: SchemaRef,
     columns: ColumnMap,
@@ -232,11 +232,10 @@ pub struct BatchBuilder {
     timestamp: Builder,
     builders: Vec<Builder>,
     rows: usize,
-    group_rows: usize,
 }
 
 impl BatchBuilder {
-    /// A builder for the columns of `schema`.
+    /// A builder for the columns of `schema`, sized for batches of `group_rows` rows.
     pub fn new(schema: &ExportSchema, group_rows: usize) -> Self {
         Self {
             schema: arrow_schema(schema),
@@ -250,15 +249,14 @@ impl BatchBuilder {
                 .map(|c| Builder::new(c.edm, c.fits_nanos, group_rows))
                 .collect(),
             rows: 0,
-            group_rows,
         }
     }
 
-    /// Adds one row; returns a batch when `group_rows` rows are buffered.
+    /// Adds one row.
     ///
     /// # Errors
     /// [`Stop::SchemaMiss`] for a property or DateTime the schema has no column for.
-    pub fn push(&mut self, row: &RowRef<'_>) -> Result<Option<RecordBatch>, Stop> {
+    pub fn push(&mut self, row: &RowRef<'_>) -> Result<(), Stop> {
         self.pk.append_value(row.partition_key);
         self.rk.append_value(row.row_key);
         if !self.timestamp.append_time(row.timestamp) {
@@ -294,14 +292,11 @@ impl BatchBuilder {
             }
         }
         self.rows += 1;
-        if self.rows >= self.group_rows {
-            return Ok(Some(self.finish_batch()?));
-        }
-        Ok(None)
+        Ok(())
     }
 
-    /// The rows buffered so far as one batch, if any.
-    pub fn finish(mut self) -> Result<Option<RecordBatch>> {
+    /// The rows added since the last batch as one batch, if any.
+    pub fn take_batch(&mut self) -> Result<Option<RecordBatch>> {
         if self.rows == 0 {
             return Ok(None);
         }

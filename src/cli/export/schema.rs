@@ -70,8 +70,6 @@ pub fn fits_nanos(t: DateTime) -> bool {
 /// Why a pass over the rows ended before the last row.
 #[derive(Debug)]
 pub enum Stop {
-    /// The sample of the rows is complete.
-    SampleFull,
     /// A row holds a property type, or a DateTime, that the schema has no column for: the
     /// schema came from a sample and the whole table must be scanned for it.
     SchemaMiss,
