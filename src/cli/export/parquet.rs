@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    ArrayBuilder, BinaryBuilder, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder,
-    StringBuilder, TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Float64Builder, GenericByteBuilder, Int32Builder,
+    Int64Builder, StringBuilder, TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
 };
+use arrow_array::types::ByteArrayType;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use strata::RowRef;
@@ -141,18 +142,53 @@ impl Builder {
         }
     }
 
-    fn finish(&mut self) -> ArrayRef {
+    /// The values appended since the last call, as an array; the builder starts over with
+    /// room for `rows` rows (and as many bytes as this batch took), so that the next batch
+    /// does not grow its buffers by reallocation.
+    fn finish(&mut self, rows: usize) -> ArrayRef {
         match self {
-            Self::String(b) => Arc::new(b.finish()),
-            Self::Binary(b) => Arc::new(b.finish()),
-            Self::Boolean(b) => Arc::new(b.finish()),
-            Self::Int32(b) => Arc::new(b.finish()),
-            Self::Int64(b) => Arc::new(b.finish()),
-            Self::Double(b) => Arc::new(b.finish()),
-            Self::Nanos(b) => Arc::new(b.finish()),
-            Self::Micros(b) => Arc::new(b.finish()),
+            Self::String(b) => finish_bytes(b, rows),
+            Self::Binary(b) => finish_bytes(b, rows),
+            Self::Boolean(b) => {
+                let array = Arc::new(b.finish());
+                *b = BooleanBuilder::with_capacity(rows);
+                array
+            }
+            Self::Int32(b) => {
+                let array = Arc::new(b.finish());
+                *b = Int32Builder::with_capacity(rows);
+                array
+            }
+            Self::Int64(b) => {
+                let array = Arc::new(b.finish());
+                *b = Int64Builder::with_capacity(rows);
+                array
+            }
+            Self::Double(b) => {
+                let array = Arc::new(b.finish());
+                *b = Float64Builder::with_capacity(rows);
+                array
+            }
+            Self::Nanos(b) => {
+                let array = Arc::new(b.finish());
+                *b = TimestampNanosecondBuilder::with_capacity(rows).with_timezone(UTC);
+                array
+            }
+            Self::Micros(b) => {
+                let array = Arc::new(b.finish());
+                *b = TimestampMicrosecondBuilder::with_capacity(rows).with_timezone(UTC);
+                array
+            }
         }
     }
+}
+
+/// [`Builder::finish`] for strings and binaries.
+fn finish_bytes<T: ByteArrayType>(builder: &mut GenericByteBuilder<T>, rows: usize) -> ArrayRef {
+    let bytes = builder.values_slice().len();
+    let array = Arc::new(builder.finish());
+    *builder = GenericByteBuilder::with_capacity(rows, bytes);
+    array
 }
 
 /// The Arrow schema of an export: keys, Timestamp, then one nullable column per property type.
@@ -187,6 +223,18 @@ pub fn plain_columns(schema: &ExportSchema) -> Vec<String> {
                 .filter(|c| matches!(c.edm, EdmType::Guid | EdmType::Binary))
                 .map(|c| c.name.clone()),
         )
+        .collect()
+}
+
+/// The columns whose values have no useful order, written without statistics (a min and max
+/// of random ids or blobs prune nothing, and computing them was a sixth of the encoding):
+/// every Guid and Binary column.
+pub fn unordered_columns(schema: &ExportSchema) -> Vec<String> {
+    schema
+        .columns
+        .iter()
+        .filter(|c| matches!(c.edm, EdmType::Guid | EdmType::Binary))
+        .map(|c| c.name.clone())
         .collect()
 }
 
@@ -232,6 +280,8 @@ pub struct BatchBuilder {
     timestamp: Builder,
     builders: Vec<Builder>,
     rows: usize,
+    /// Rows the builders make room for.
+    group_rows: usize,
 }
 
 impl BatchBuilder {
@@ -249,6 +299,7 @@ impl BatchBuilder {
                 .map(|c| Builder::new(c.edm, c.fits_nanos, group_rows))
                 .collect(),
             rows: 0,
+            group_rows,
         }
     }
 
@@ -305,13 +356,13 @@ impl BatchBuilder {
 
     fn finish_batch(&mut self) -> Result<RecordBatch> {
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.builders.len() + 3);
-        arrays.push(Arc::new(self.pk.finish()));
-        arrays.push(Arc::new(self.rk.finish()));
-        arrays.push(self.timestamp.finish());
+        arrays.push(finish_bytes(&mut self.pk, self.group_rows));
+        arrays.push(finish_bytes(&mut self.rk, self.group_rows));
+        arrays.push(self.timestamp.finish(self.group_rows));
         for builder in &mut self.builders {
             let filled = builder.len();
             builder.append_nulls(self.rows.saturating_sub(filled));
-            arrays.push(builder.finish());
+            arrays.push(builder.finish(self.group_rows));
         }
         self.rows = 0;
         RecordBatch::try_new(self.schema.clone(), arrays)

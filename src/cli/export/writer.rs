@@ -40,12 +40,22 @@ type FileWriter = SerializedFileWriter<BufWriter<File>>;
 /// The writer properties of every export (docs/PERFORMANCE.md, "Parquet export", explains
 /// the choices): Snappy, dictionaries on (keys and low-cardinality strings shrink a lot) but
 /// for `plain_columns`, whose values are mostly distinct so a dictionary only costs time,
-/// statistics per column chunk only (page statistics cost time and readers rarely use them).
-fn properties(group_rows: usize, plain_columns: &[String]) -> WriterProperties {
-    plain_columns
-        .iter()
-        .fold(WriterProperties::builder(), |builder, column| {
+/// statistics per column chunk only (page statistics cost time and readers rarely use them)
+/// and none for `unordered_columns`.
+fn properties(schema: &ExportSchema, group_rows: usize) -> WriterProperties {
+    let builder = mapping::plain_columns(schema).iter().fold(
+        WriterProperties::builder(),
+        |builder, column| {
             builder.set_column_dictionary_enabled(ColumnPath::from(column.as_str()), false)
+        },
+    );
+    mapping::unordered_columns(schema)
+        .iter()
+        .fold(builder, |builder, column| {
+            builder.set_column_statistics_enabled(
+                ColumnPath::from(column.as_str()),
+                EnabledStatistics::None,
+            )
         })
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_size(group_rows)
@@ -92,7 +102,7 @@ impl ParquetSink {
         let file = File::create(path).map_err(|e| CliError::io("create", path, e))?;
         let out = BufWriter::with_capacity(FILE_BUFFER_BYTES, file);
         let arrow_schema = mapping::arrow_schema(schema);
-        let props = properties(group_rows, &mapping::plain_columns(schema));
+        let props = properties(schema, group_rows);
         // `ArrowWriter` puts the Arrow schema into the file's metadata; its parts then let
         // each thread encode whole row groups on its own.
         let (file_writer, factory) =
