@@ -206,3 +206,49 @@ fn parquet_schema_covers_types_first_seen_after_the_sampled_rows() {
     assert_eq!(rows[2]["W"], -11_644_473_600_000_000_i64);
     assert_eq!(rows[2]["Late"], "x");
 }
+
+/// Prints the row count of every row group, then every `N` of the file in order.
+const GROUPS_READER: &str = r#"
+import sys, json, pyarrow.parquet as pq
+f = pq.ParquetFile(sys.argv[1])
+print(json.dumps([f.metadata.row_group(i).num_rows for i in range(f.metadata.num_row_groups)]))
+print(json.dumps(f.read().column("N").to_pylist()))
+"#;
+
+#[test]
+fn parquet_row_groups_encoded_in_parallel_keep_scan_order_and_size() {
+    let s = Scratch::new();
+    // 9,000 rows in groups of 4,100: the scan's 4,096-row chunks straddle group boundaries,
+    // and the groups alternate between encoder threads.
+    let rows: Vec<String> = (0..9_000)
+        .map(|n| format!(r#"{{"PartitionKey":"p","RowKey":"{n:05}","N":{n}}}"#))
+        .collect();
+    let input = s.file("in.jsonl", &rows.join("\n"));
+    s.run(&["import", "Tab1", input.to_str().unwrap(), "--strict"])
+        .ok();
+    let out = s.path("out.parquet");
+    s.run(&[
+        "export",
+        "Tab1",
+        out.to_str().unwrap(),
+        "--row-group-rows",
+        "4100",
+    ])
+    .ok();
+    let read = Command::new(python_with_pyarrow())
+        .args(["-c", GROUPS_READER])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let text = String::from_utf8(read.stdout).unwrap();
+    let mut lines = text.lines();
+    let groups: Vec<u64> = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(groups, [4_100, 4_100, 800]);
+    let values: Vec<i64> = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(values, (0..9_000).collect::<Vec<i64>>());
+}
