@@ -9,7 +9,8 @@
 //! is exactly what a full schema scan followed by one write pass produces.
 
 use std::path::Path;
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::Arc;
+use std::sync::mpsc::{Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
 use indicatif::ProgressBar;
@@ -28,14 +29,14 @@ const CHUNKS_IN_FLIGHT: usize = 2;
 
 /// CSV written by a thread of its own, fed chunks of rows.
 struct CsvSink {
-    chunks: Option<SyncSender<RowChunk>>,
+    chunks: Option<SyncSender<Arc<RowChunk>>>,
     thread: Option<JoinHandle<std::result::Result<CsvFile, Stop>>>,
 }
 
 impl CsvSink {
     fn create(path: &Path, schema: &ExportSchema) -> Result<Self> {
         let mut csv = CsvFile::create(path, schema)?;
-        let (chunks, receiver) = sync_channel::<RowChunk>(CHUNKS_IN_FLIGHT);
+        let (chunks, receiver) = sync_channel::<Arc<RowChunk>>(CHUNKS_IN_FLIGHT);
         let thread = std::thread::Builder::new()
             .name("csv-writer".to_owned())
             .spawn(move || {
@@ -53,7 +54,7 @@ impl CsvSink {
         })
     }
 
-    fn send(&mut self, chunk: RowChunk) -> std::result::Result<(), Stop> {
+    fn send(&mut self, chunk: Arc<RowChunk>) -> std::result::Result<(), Stop> {
         let sent = self.chunks.as_ref().is_some_and(|c| c.send(chunk).is_ok());
         if sent {
             Ok(())
@@ -106,7 +107,7 @@ impl Sink {
         })
     }
 
-    fn send(&mut self, chunk: RowChunk) -> std::result::Result<(), Stop> {
+    fn send(&mut self, chunk: Arc<RowChunk>) -> std::result::Result<(), Stop> {
         match self {
             Self::Csv(csv) => csv.send(chunk),
             Self::Parquet(parquet) => parquet.send(chunk),
@@ -175,12 +176,82 @@ fn schema_of(table: &Table, filter: Option<&str>) -> Result<ExportSchema> {
     }
 }
 
-/// The rows of a pass before its schema is known: the sample being taken, and the chunks
-/// that hold it, replayed into the file once the schema is made.
+/// The rows of a pass before its schema is known: the sample, taken on a thread of its own so
+/// that it overlaps the scan (the encoders wait for it), and the chunks that hold it, replayed
+/// into the file once the schema is made.
 struct Sample {
-    scan: SchemaScan,
-    held: Vec<RowChunk>,
+    chunks: Option<Sender<Arc<RowChunk>>>,
+    thread: Option<JoinHandle<std::result::Result<SchemaScan, Stop>>>,
+    held: Vec<Arc<RowChunk>>,
+    /// Rows held.
+    rows: u64,
     limit: u64,
+}
+
+impl Sample {
+    /// Starts sampling the first `limit` rows.
+    fn start(limit: u64) -> Result<Self> {
+        let (chunks, receiver) = channel::<Arc<RowChunk>>();
+        let thread = std::thread::Builder::new()
+            .name("export-sample".to_owned())
+            .spawn(move || {
+                let mut scan = SchemaScan::default();
+                for chunk in receiver {
+                    for row in chunk.rows() {
+                        if scan.rows() >= limit {
+                            break;
+                        }
+                        scan.add(&row?)?;
+                    }
+                }
+                Ok(scan)
+            })
+            .map_err(|e| CliError::Io(format!("cannot start the schema sample thread: {e}")))?;
+        Ok(Self {
+            chunks: Some(chunks),
+            thread: Some(thread),
+            held: Vec::new(),
+            rows: 0,
+            limit,
+        })
+    }
+
+    /// Holds `chunk` and samples it; true once the sample has all its rows.
+    fn add(&mut self, chunk: RowChunk) -> bool {
+        let chunk = Arc::new(chunk);
+        self.rows += chunk.len() as u64;
+        // A sample thread that stopped early has an error for `finish`.
+        if let Some(chunks) = &self.chunks {
+            let _ = chunks.send(Arc::clone(&chunk));
+        }
+        self.held.push(chunk);
+        self.rows >= self.limit
+    }
+
+    /// The schema of the sampled rows, and the chunks that hold them.
+    fn finish(mut self) -> std::result::Result<(ExportSchema, Vec<Arc<RowChunk>>), Stop> {
+        let scan = self.join()?;
+        Ok((scan.finish(), std::mem::take(&mut self.held)))
+    }
+
+    fn join(&mut self) -> std::result::Result<SchemaScan, Stop> {
+        drop(self.chunks.take());
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(scanned)) => scanned,
+            Some(Err(_)) => {
+                Err(CliError::Io("the schema sample thread panicked".to_owned()).into())
+            }
+            None => Err(Stop::ConsumerGone),
+        }
+    }
+}
+
+impl Drop for Sample {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            let _ = self.join();
+        }
+    }
 }
 
 /// One write pass: its schema (or the sample that will make it) and its output.
@@ -200,16 +271,9 @@ impl Pass<'_> {
         self.rows += chunk.len() as u64;
         self.bar.set_position(self.rows);
         let Some(sample) = &mut self.sample else {
-            return self.send(chunk);
+            return self.send(Arc::new(chunk));
         };
-        for row in chunk.rows() {
-            if sample.scan.rows() >= sample.limit {
-                break;
-            }
-            sample.scan.add(&row?)?;
-        }
-        sample.held.push(chunk);
-        if sample.scan.rows() >= sample.limit {
+        if sample.add(chunk) {
             self.start()?;
         }
         Ok(())
@@ -220,20 +284,17 @@ impl Pass<'_> {
         let Some(sample) = self.sample.take() else {
             return Ok(());
         };
-        let schema = sample.scan.finish();
+        let (schema, held) = sample.finish()?;
         self.sink = Some(Sink::create(
             self.format,
             self.path,
             &schema,
             self.group_rows,
         )?);
-        sample
-            .held
-            .into_iter()
-            .try_for_each(|chunk| self.send(chunk))
+        held.into_iter().try_for_each(|chunk| self.send(chunk))
     }
 
-    fn send(&mut self, chunk: RowChunk) -> std::result::Result<(), Stop> {
+    fn send(&mut self, chunk: Arc<RowChunk>) -> std::result::Result<(), Stop> {
         match &mut self.sink {
             Some(sink) => sink.send(chunk),
             None => Err(Stop::ConsumerGone),
@@ -278,11 +339,8 @@ fn write(
     match schema {
         Some(schema) => pass.sink = Some(Sink::create(format, path, &schema, group_rows)?),
         None => {
-            pass.sample = Some(Sample {
-                scan: SchemaScan::default(),
-                held: Vec::new(),
-                limit: u64::try_from(group_rows).unwrap_or(u64::MAX),
-            });
+            let limit = u64::try_from(group_rows).unwrap_or(u64::MAX);
+            pass.sample = Some(Sample::start(limit)?);
         }
     }
     let chunk_rows = CHUNK_ROWS.min(group_rows);

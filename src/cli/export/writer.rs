@@ -150,8 +150,7 @@ impl ParquetSink {
 
     /// Queues the rows of `chunk`, cut at row group boundaries; waits while the encoders are
     /// behind.
-    pub fn send(&mut self, chunk: RowChunk) -> std::result::Result<(), Stop> {
-        let chunk = Arc::new(chunk);
+    pub fn send(&mut self, chunk: Arc<RowChunk>) -> std::result::Result<(), Stop> {
         let mut start = 0;
         while start < chunk.len() {
             let len = (chunk.len() - start).min(self.group_rows - self.filled);
