@@ -353,3 +353,31 @@ fn append(
     }
     Ok(file_writer)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_explains_more_than_a_schema_miss_which_explains_more_than_a_gone_consumer() {
+        let failed = || Stop::Failed(CliError::Io("disk full".to_owned()));
+        assert!(matches!(
+            worse(Stop::ConsumerGone, failed()),
+            Stop::Failed(_)
+        ));
+        assert!(matches!(worse(failed(), Stop::SchemaMiss), Stop::Failed(_)));
+        assert!(matches!(
+            worse(Stop::ConsumerGone, Stop::SchemaMiss),
+            Stop::SchemaMiss
+        ));
+        assert!(matches!(
+            worse_outcome(Ok(()), Err(Stop::ConsumerGone)),
+            Err(Stop::ConsumerGone)
+        ));
+        assert!(matches!(
+            worse_outcome(Err(Stop::SchemaMiss), Ok(())),
+            Err(Stop::SchemaMiss)
+        ));
+        assert!(worse_outcome(Ok(()), Ok(())).is_ok());
+    }
+}
