@@ -248,7 +248,8 @@ impl Inner {
 
     /// Starts a new WAL segment of at least `min_len` bytes and makes a superblock listing it
     /// durable before anything is appended to it. Segments double in size while they fill up
-    /// (`grow`) and start small again after a memtable switch, so a tiny database stays tiny.
+    /// (`grow`) and start small again after an explicit flush or on open, so a tiny database
+    /// stays tiny.
     pub fn rotate(&self, writer: &mut WriterState, min_len: u64, grow: bool) -> Result<()> {
         if !grow {
             writer.next_segment_len = WAL_SEGMENT_MIN_BYTES;
@@ -287,7 +288,12 @@ impl Inner {
     /// Freezes the active memtable behind a fresh WAL segment (so every older segment can go
     /// once it is flushed) and wakes the flusher.
     pub fn freeze(&self, writer: &mut WriterState) -> Result<()> {
-        self.rotate(writer, 0, false)?;
+        // A memtable that filled up is followed by more writes: its successor's WAL keeps the
+        // segment size reached so far, so a busy writer rotates (a seal sync and a superblock
+        // sync, under the writer lock) about once per memtable rather than at every doubling
+        // from the minimum. An explicit flush of a part-filled memtable starts small again.
+        let full = self.view.read().mem.approximate_bytes() >= self.options.memtable_bytes;
+        self.rotate(writer, 0, full)?;
         let first_live_segment = writer.wal.as_ref().map_or(0, |wal| wal.segment().id);
         let old = {
             let mut view = self.view.write();

@@ -39,8 +39,8 @@ pub trait PrefixExtractor: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Memory at which the active memtable is frozen and flushed to an SST (entries are
-    /// charged their skip-list node and buffers as the allocator rounds them, not just their
-    /// bytes); at most three exist at once (the active one and two frozen ones waiting).
+    /// charged the whole arena slot they take: skip-list node, key and value); at most three
+    /// exist at once (the active one and two frozen ones waiting).
     pub memtable_bytes: usize,
     /// Capacity of the shared block cache.
     pub block_cache_bytes: usize,

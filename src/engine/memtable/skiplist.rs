@@ -1,0 +1,452 @@
+//! An arena-backed skip list of internal entries for one writer at a time and any number of
+//! lock-free readers (LevelDB's memtable design).
+//!
+//! Every entry is one node carved from a chunk of the list's arena: header, tower, key and
+//! value bytes together, so an insert allocates nothing of its own (a chunk every ~250
+//! entries), and dropping the list frees its chunks rather than every entry. A writer keeps a
+//! *finger* (the predecessors and successors of its last insert at every level), so keys
+//! inserted in ascending order, as a sorted batch is, are linked without a search.
+//!
+//! ```text
+//! node (8-byte aligned, NODE_HEADER_BYTES + 8 * height + key + value, rounded up to 8):
+//! +--------+---------+-----------+--------+------+-----+------------------+-----+-------+
+//! | seq u64| key_len | value_len | height | kind | pad | tower[height]    | key | value |
+//! |        | usize   | usize     | u8     | u8   |     | AtomicPtr<Node>  |     |       |
+//! +--------+---------+-----------+--------+------+-----+------------------+-----+-------+
+//! ```
+//!
+//! Why the `unsafe` here is sound (it is the only `unsafe` of the memtable):
+//! - chunks are freed only when the list is dropped, so a node reached through `&SkipList`
+//!   stays valid, and never moves, for as long as that borrow;
+//! - a node's header, key and value are written before the node is published by a `Release`
+//!   store into its predecessors' towers, and never written again; readers load tower slots
+//!   with `Acquire`, so every node they reach is fully written;
+//! - tower slots are atomics: the only memory changed after publication;
+//! - inserts are serialised by the writer mutex, which owns the arena cursor and the finger.
+
+use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
+use std::cmp::Ordering as KeyOrdering;
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+
+use crate::engine::{Seq, ValueKind};
+
+/// Tallest tower: with a branching factor of 4, searches stay logarithmic up to ~16M entries.
+const MAX_HEIGHT: usize = 12;
+/// A tower grows one more level with probability 1 / `BRANCHING`.
+const BRANCHING: u32 = 4;
+/// Size of an arena chunk. A node larger than a quarter of it gets an allocation of its own,
+/// so no chunk leaves more than a quarter of itself unused at its tail.
+const CHUNK_BYTES: usize = 64 << 10;
+/// Alignment of every node: its header holds a u64 and its tower atomic pointers.
+const NODE_ALIGN: usize = 8;
+/// Bytes of a node before its tower.
+const NODE_HEADER_BYTES: usize = size_of::<Node>();
+/// Seed of the tower-height generator (any non-zero value; fixed so runs are reproducible).
+const HEIGHT_SEED: u32 = 0x9E37_79B9;
+
+/// The fixed part of a node; the tower, key and value follow it in the same allocation.
+#[repr(C)]
+struct Node {
+    seq: u64,
+    key_len: usize,
+    value_len: usize,
+    height: u8,
+    kind: u8,
+}
+
+/// Bytes a node of `height` levels with these key and value lengths takes in the arena.
+/// `None` only for lengths no batch can carry (the engine bounds keys and values far below).
+fn node_bytes(height: usize, key_len: usize, value_len: usize) -> Option<usize> {
+    NODE_HEADER_BYTES
+        .checked_add(height.checked_mul(size_of::<AtomicPtr<Node>>())?)?
+        .checked_add(key_len)?
+        .checked_add(value_len)?
+        .checked_next_multiple_of(NODE_ALIGN)
+}
+
+/// A published node, valid for `'a` (the borrow of its list).
+#[derive(Clone, Copy)]
+pub struct NodeRef<'a> {
+    ptr: NonNull<Node>,
+    list: PhantomData<&'a SkipList>,
+}
+
+impl<'a> NodeRef<'a> {
+    fn header(self) -> &'a Node {
+        // SAFETY: the node is live for 'a (chunks outlive every borrow of the list) and its
+        // header is never written after publication.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// Slot `level` of the tower; `level < height`.
+    fn slot(self, level: usize) -> &'a AtomicPtr<Node> {
+        debug_assert!(level < usize::from(self.header().height));
+        // SAFETY: the tower starts right after the 8-aligned header and holds `height`
+        // initialised slots; `level < height` is an invariant of every caller (a search only
+        // descends levels of nodes it reached at that level or above).
+        unsafe {
+            &*self
+                .ptr
+                .as_ptr()
+                .cast::<u8>()
+                .add(NODE_HEADER_BYTES)
+                .cast::<AtomicPtr<Node>>()
+                .add(level)
+        }
+    }
+
+    /// The next node at `level`, if any.
+    fn next(self, level: usize) -> Option<NodeRef<'a>> {
+        NonNull::new(self.slot(level).load(Ordering::Acquire)).map(|ptr| NodeRef {
+            ptr,
+            list: PhantomData,
+        })
+    }
+
+    fn data(self) -> *const u8 {
+        let height = usize::from(self.header().height);
+        // SAFETY: key and value follow the tower inside the node's allocation.
+        unsafe {
+            self.ptr
+                .as_ptr()
+                .cast::<u8>()
+                .add(NODE_HEADER_BYTES + height * size_of::<AtomicPtr<Node>>())
+        }
+    }
+
+    /// The user key.
+    pub fn key(self) -> &'a [u8] {
+        // SAFETY: `key_len` bytes written before publication, immutable since, live for 'a.
+        unsafe { std::slice::from_raw_parts(self.data(), self.header().key_len) }
+    }
+
+    /// The value (empty for a tombstone).
+    pub fn value(self) -> &'a [u8] {
+        let header = self.header();
+        // SAFETY: `value_len` bytes written right after the key, as for `key`.
+        unsafe { std::slice::from_raw_parts(self.data().add(header.key_len), header.value_len) }
+    }
+
+    /// The sequence number.
+    pub fn seq(self) -> Seq {
+        self.header().seq
+    }
+
+    /// Put or delete.
+    pub fn kind(self) -> ValueKind {
+        ValueKind::from_tag(self.header().kind).unwrap_or(ValueKind::Put)
+    }
+
+    /// The next node in internal order.
+    pub fn successor(self) -> Option<NodeRef<'a>> {
+        self.next(0)
+    }
+
+    /// Internal order of this node against the internal key `(key, seq)`: user key ascending,
+    /// then sequence number descending.
+    fn cmp_to(self, key: &[u8], seq: Seq) -> KeyOrdering {
+        self.key().cmp(key).then_with(|| seq.cmp(&self.seq()))
+    }
+}
+
+/// The chunks nodes are carved from.
+struct Arena {
+    /// Every allocation, freed when the list is dropped.
+    blocks: Vec<(NonNull<u8>, Layout)>,
+    /// Next free byte of the current chunk.
+    cursor: *mut u8,
+    /// Free bytes left at `cursor`.
+    remaining: usize,
+}
+
+impl Arena {
+    /// `size` bytes (a multiple of `NODE_ALIGN`); adds what it takes from the system to `charged`.
+    fn allocate(&mut self, size: usize, charged: &AtomicUsize) -> NonNull<u8> {
+        if size <= self.remaining {
+            let at = self.cursor;
+            // SAFETY: `size <= remaining`, so both stay inside the current chunk.
+            self.cursor = unsafe { self.cursor.add(size) };
+            self.remaining -= size;
+            charged.fetch_add(size, Ordering::Relaxed);
+            // SAFETY: `cursor` points into a live chunk, hence is non-null.
+            return unsafe { NonNull::new_unchecked(at) };
+        }
+        if size > CHUNK_BYTES / 4 {
+            charged.fetch_add(size, Ordering::Relaxed);
+            return self.block(size);
+        }
+        // The tail of the current chunk is abandoned: charge it, it stays allocated.
+        charged.fetch_add(self.remaining + size, Ordering::Relaxed);
+        let chunk = self.block(CHUNK_BYTES);
+        // SAFETY: `size <= CHUNK_BYTES / 4`, inside the fresh chunk.
+        self.cursor = unsafe { chunk.as_ptr().add(size) };
+        self.remaining = CHUNK_BYTES - size;
+        chunk
+    }
+
+    fn block(&mut self, size: usize) -> NonNull<u8> {
+        let Ok(layout) = Layout::from_size_align(size, NODE_ALIGN) else {
+            handle_alloc_error(Layout::new::<Node>())
+        };
+        // SAFETY: `size` is non-zero (every node has a header).
+        let Some(block) = NonNull::new(unsafe { alloc(layout) }) else {
+            handle_alloc_error(layout)
+        };
+        self.blocks.push((block, layout));
+        block
+    }
+}
+
+/// What the single writer owns: the arena, the tower-height generator and the finger.
+struct Writer {
+    arena: Arena,
+    rng: u32,
+    /// At every level, the last insert's predecessor (the head when none) and successor:
+    /// always adjacent at that level, since only this writer links nodes.
+    prev: [NonNull<Node>; MAX_HEIGHT],
+    next: [*mut Node; MAX_HEIGHT],
+}
+
+impl Writer {
+    fn random_height(&mut self) -> usize {
+        let mut height = 1;
+        while height < MAX_HEIGHT {
+            // xorshift32
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 17;
+            self.rng ^= self.rng << 5;
+            if !self.rng.is_multiple_of(BRANCHING) {
+                break;
+            }
+            height += 1;
+        }
+        height
+    }
+}
+
+/// The skip list: entries in internal order (user key ascending, sequence number descending).
+pub struct SkipList {
+    /// A node with a full tower and no entry, allocated apart from the arena.
+    head: NonNull<Node>,
+    head_layout: Layout,
+    /// Levels in use (readers may see it before the links of a new tallest node: harmless,
+    /// the head's upper slots are null until then).
+    height: AtomicUsize,
+    /// Bytes taken from the system for nodes (chunk tails abandoned included).
+    charged: AtomicUsize,
+    writer: Mutex<Writer>,
+}
+
+// SAFETY: nodes are immutable after publication except their atomic tower slots, every
+// allocation lives until the list is dropped, and all writer state is behind the mutex; the
+// raw pointers are never handed out beyond borrows of the list.
+unsafe impl Send for SkipList {}
+// SAFETY: as for `Send`: shared access only reads immutable bytes or goes through atomics
+// (readers) or the writer mutex (inserts).
+unsafe impl Sync for SkipList {}
+
+impl std::fmt::Debug for SkipList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkipList")
+            .field("height", &self.height.load(Ordering::Relaxed))
+            .field("charged", &self.charged.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SkipList {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SkipList {
+    /// An empty list.
+    pub fn new() -> Self {
+        let size = node_bytes(MAX_HEIGHT, 0, 0).unwrap_or(NODE_HEADER_BYTES);
+        let Ok(head_layout) = Layout::from_size_align(size, NODE_ALIGN) else {
+            handle_alloc_error(Layout::new::<Node>())
+        };
+        // SAFETY: the layout is non-zero.
+        let Some(raw) = NonNull::new(unsafe { alloc(head_layout) }) else {
+            handle_alloc_error(head_layout)
+        };
+        let head = raw.cast::<Node>();
+        // SAFETY: `head` is a fresh allocation sized for the header and MAX_HEIGHT slots.
+        unsafe { init_node(head, MAX_HEIGHT, 0, ValueKind::Put, &[], &[]) };
+        Self {
+            head,
+            head_layout,
+            height: AtomicUsize::new(1),
+            charged: AtomicUsize::new(0),
+            writer: Mutex::new(Writer {
+                arena: Arena {
+                    blocks: Vec::new(),
+                    cursor: ptr::null_mut(),
+                    remaining: 0,
+                },
+                rng: HEIGHT_SEED,
+                prev: [head; MAX_HEIGHT],
+                next: [ptr::null_mut(); MAX_HEIGHT],
+            }),
+        }
+    }
+
+    fn head(&self) -> NodeRef<'_> {
+        NodeRef {
+            ptr: self.head,
+            list: PhantomData,
+        }
+    }
+
+    /// Bytes taken from the system for entries.
+    pub fn charged(&self) -> usize {
+        self.charged.load(Ordering::Relaxed)
+    }
+
+    /// True when nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.first().is_none()
+    }
+
+    /// The first node in internal order.
+    pub fn first(&self) -> Option<NodeRef<'_>> {
+        self.head().next(0)
+    }
+
+    /// The first node at or after the internal key `(key, seq)`.
+    pub fn lower_bound(&self, key: &[u8], seq: Seq) -> Option<NodeRef<'_>> {
+        let mut x = self.head();
+        let mut level = self.height.load(Ordering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
+        loop {
+            let next = x.next(level);
+            match next {
+                Some(n) if n.cmp_to(key, seq) == KeyOrdering::Less => x = n,
+                _ if level == 0 => return next,
+                _ => level -= 1,
+            }
+        }
+    }
+
+    /// Inserts an entry. An entry equal to one already present (same key and sequence number)
+    /// goes before it, so lookups find the later insert.
+    pub fn insert(&self, key: &[u8], seq: Seq, kind: ValueKind, value: &[u8]) {
+        let mut guard = self.writer.lock();
+        let w = &mut *guard;
+        let height = w.random_height();
+        let Some(size) = node_bytes(height, key.len(), value.len()) else {
+            handle_alloc_error(Layout::new::<Node>())
+        };
+        let node = w.arena.allocate(size, &self.charged).cast::<Node>();
+        // SAFETY: `node` is `size` fresh bytes of the arena, 8-aligned, sized for this
+        // height, key and value; nobody can reach it before it is linked below.
+        unsafe { init_node(node, height, seq, kind, key, value) };
+        let node = NodeRef {
+            ptr: node,
+            list: PhantomData,
+        };
+        // The finger still brackets the key from some level up; search only below that.
+        let brackets = |level: usize, w: &Writer| {
+            let prev = NodeRef {
+                ptr: *w.prev.get(level).unwrap_or(&self.head),
+                list: PhantomData,
+            };
+            let next = w.next.get(level).copied().and_then(NonNull::new);
+            (prev.ptr == self.head || prev.cmp_to(key, seq) == KeyOrdering::Less)
+                && next.is_none_or(|n| {
+                    NodeRef {
+                        ptr: n,
+                        list: PhantomData,
+                    }
+                    .cmp_to(key, seq)
+                        != KeyOrdering::Less
+                })
+        };
+        let mut valid = 0;
+        while valid < MAX_HEIGHT && !brackets(valid, w) {
+            valid += 1;
+        }
+        for level in (0..valid).rev() {
+            let mut x = NodeRef {
+                ptr: w.prev.get(level + 1).copied().unwrap_or(self.head),
+                list: PhantomData,
+            };
+            let mut next = x.next(level);
+            while let Some(n) = next.filter(|n| n.cmp_to(key, seq) == KeyOrdering::Less) {
+                x = n;
+                next = n.next(level);
+            }
+            if let (Some(p), Some(s)) = (w.prev.get_mut(level), w.next.get_mut(level)) {
+                *p = x.ptr;
+                *s = next.map_or(ptr::null_mut(), |n| n.ptr.as_ptr());
+            }
+        }
+        for level in 0..height {
+            let (Some(p), Some(s)) = (w.prev.get_mut(level), w.next.get_mut(level)) else {
+                break;
+            };
+            node.slot(level).store(*s, Ordering::Relaxed);
+            NodeRef {
+                ptr: *p,
+                list: PhantomData,
+            }
+            .slot(level)
+            .store(node.ptr.as_ptr(), Ordering::Release);
+            *p = node.ptr;
+        }
+        if height > self.height.load(Ordering::Relaxed) {
+            self.height.store(height, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Writes a node's header, null tower, key and value.
+///
+/// # Safety
+/// `node` must point to at least `node_bytes(height, key.len(), value.len())` writable,
+/// 8-aligned bytes that nothing else references.
+unsafe fn init_node(
+    node: NonNull<Node>,
+    height: usize,
+    seq: Seq,
+    kind: ValueKind,
+    key: &[u8],
+    value: &[u8],
+) {
+    // SAFETY: the caller guarantees room for the header, `height` slots, key and value.
+    unsafe {
+        node.as_ptr().write(Node {
+            seq,
+            key_len: key.len(),
+            value_len: value.len(),
+            height: u8::try_from(height).unwrap_or(u8::MAX),
+            kind: kind as u8,
+        });
+        let tower = node
+            .as_ptr()
+            .cast::<u8>()
+            .add(NODE_HEADER_BYTES)
+            .cast::<AtomicPtr<Node>>();
+        for level in 0..height {
+            tower.add(level).write(AtomicPtr::new(ptr::null_mut()));
+        }
+        let data = tower.add(height).cast::<u8>();
+        ptr::copy_nonoverlapping(key.as_ptr(), data, key.len());
+        ptr::copy_nonoverlapping(value.as_ptr(), data.add(key.len()), value.len());
+    }
+}
+
+impl Drop for SkipList {
+    fn drop(&mut self) {
+        for &(block, layout) in &self.writer.get_mut().arena.blocks {
+            // SAFETY: allocated by `Arena::block` with this layout, freed once, here.
+            unsafe { dealloc(block.as_ptr(), layout) };
+        }
+        // SAFETY: allocated in `new` with `head_layout`, freed once, here.
+        unsafe { dealloc(self.head.as_ptr().cast(), self.head_layout) };
+    }
+}
