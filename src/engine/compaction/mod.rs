@@ -6,8 +6,10 @@
 //! above. All L0 SSTs move to L1 together once `l0_compaction_trigger` of them exist, so the
 //! newest version of a key is always in the highest level that holds the key.
 
+mod output;
 mod pick;
 
+use output::SstOutput;
 pub use pick::{CompactionJob, pick};
 
 use std::sync::Arc;
@@ -84,7 +86,8 @@ impl Inner {
                 tombstones: false,
                 split: false,
             };
-            let outputs = self.write_ssts(entries.map(Ok), 0, rules, &[])?;
+            let capacity = frozen.mem.approximate_bytes() as u64;
+            let outputs = self.write_ssts(entries.map(Ok), 0, rules, &[], capacity)?;
             let edit = |current: &Version| {
                 let mut version = current.clone();
                 if let Some(l0) = version.levels.first_mut() {
@@ -117,6 +120,7 @@ impl Inner {
                 split: true,
             },
             &current.range_tombstones,
+            0,
         )?;
         drop(current);
         let edit = |current: &Version| {
@@ -135,46 +139,71 @@ impl Inner {
 
     /// Writes the newest version of each key of `entries` (internal order) into SSTs of
     /// `level`, dropping entries deleted by `range_tombstones` and, per `rules`, tombstones.
+    /// Without `rules.split` the single output reserves `capacity` bytes up front.
     fn write_ssts(
         &self,
         entries: impl Iterator<Item = Result<SstEntry>>,
         level: usize,
         rules: DropRules,
         range_tombstones: &[super::RangeTombstone],
+        capacity: u64,
     ) -> Result<Vec<Arc<SstHandle>>> {
         let mut outputs = Vec::new();
-        let mut writer = SstWriter::new(self.sst_options(level));
-        let mut target = self.output_target();
-        let mut last: Option<Vec<u8>> = None;
-        for entry in entries {
-            let entry = entry?;
-            if last.as_ref() == Some(&entry.key) {
-                continue;
+        let mut target = self.output_target(rules.split);
+        let mut out = self.new_output(level, target, capacity, rules.split);
+        let write_all = || -> Result<()> {
+            let mut last: Vec<u8> = Vec::new();
+            let mut first = true;
+            for entry in entries {
+                let entry = entry?;
+                if !first && last == entry.key {
+                    continue;
+                }
+                first = false;
+                last.clear();
+                last.extend_from_slice(&entry.key);
+                if range_tombstones
+                    .iter()
+                    .any(|t| t.contains(&entry.key) && entry.seq < t.seq)
+                    || (rules.tombstones && entry.kind == ValueKind::Delete)
+                {
+                    continue;
+                }
+                self.output_add(&mut out, &entry.key, entry.seq, entry.kind, &entry.value)?;
+                if rules.split && out.estimated_len() >= target {
+                    target = self.output_target(true);
+                    let next = self.new_output(level, target, capacity, true);
+                    outputs.extend(self.output_finish(std::mem::replace(&mut out, next))?);
+                }
             }
-            last = Some(entry.key.clone());
-            if range_tombstones
-                .iter()
-                .any(|t| t.contains(&entry.key) && entry.seq < t.seq)
-                || (rules.tombstones && entry.kind == ValueKind::Delete)
-            {
-                continue;
-            }
-            writer.add(&entry.key, entry.seq, entry.kind, &entry.value);
-            if rules.split && writer.estimated_len() >= target {
-                let full = std::mem::replace(&mut writer, SstWriter::new(self.sst_options(level)));
-                outputs.extend(self.finish_sst(full)?);
-                target = self.output_target();
-            }
+            Ok(())
+        };
+        if let Err(err) = write_all() {
+            self.output_abandon(out);
+            return Err(err);
         }
-        outputs.extend(self.finish_sst(writer)?);
+        outputs.extend(self.output_finish(out)?);
         Ok(outputs)
+    }
+
+    /// A fresh output for `level`, reserving room for `target` plus slack when splitting.
+    fn new_output(&self, level: usize, target: usize, capacity: u64, split: bool) -> SstOutput {
+        let capacity = if split {
+            target as u64 + HOLE_FILL_SLACK_BYTES
+        } else {
+            capacity
+        };
+        SstOutput::new(SstWriter::new(self.sst_options(level)), capacity)
     }
 
     /// Size to cut the next compaction output at: `sst_target_bytes`, or less to fill the
     /// lowest hole worth filling exactly, so outputs land in the holes of the file instead of
     /// past its tail (which then cannot be truncated).
-    fn output_target(&self) -> usize {
+    fn output_target(&self, split: bool) -> usize {
         let target = self.options.sst_target_bytes;
+        if !split {
+            return usize::MAX;
+        }
         let min = (target / HOLE_FILL_MIN_DIV) as u64 + HOLE_FILL_SLACK_BYTES;
         let mut alloc = self.alloc.lock();
         for extent in self.graveyard.drain() {
@@ -199,40 +228,6 @@ impl Inner {
             bloom_bits_per_key: self.options.bloom_bits_per_key,
             prefix_extractor: self.options.prefix_extractor.clone(),
         }
-    }
-
-    /// Writes the finished SST into a fresh extent (not yet synced) and opens it.
-    fn finish_sst(&self, writer: SstWriter) -> Result<Option<Arc<SstHandle>>> {
-        let Some((image, props)) = writer.finish()? else {
-            return Ok(None);
-        };
-        let extent = self.allocate(image.len() as u64);
-        self.write_at(&image, extent.offset, "write SST")
-            .map_err(|err| self.poisoned(err))?;
-        let id = {
-            let mut meta = self.meta.lock();
-            meta.next_sst_id += 1;
-            meta.next_sst_id - 1
-        };
-        let len = image.len() as u64;
-        let reader = SstReader::open(
-            Arc::clone(&self.storage),
-            extent,
-            len,
-            id,
-            Arc::clone(&self.cache),
-        )?;
-        let meta = SstMeta {
-            id,
-            extent,
-            len,
-            props,
-        };
-        Ok(Some(Arc::new(SstHandle::new(
-            meta,
-            reader,
-            Arc::clone(&self.graveyard),
-        ))))
     }
 
     /// Compacts everything into the last level, then moves SSTs out of the file's tail so the
@@ -322,7 +317,7 @@ impl Inner {
                     tombstones: false,
                     split: true,
                 };
-                let pieces = self.write_ssts(source, level, rules, &[])?;
+                let pieces = self.write_ssts(source, level, rules, &[], 0)?;
                 moved.push((sst, pieces));
             }
         }
