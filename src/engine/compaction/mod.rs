@@ -6,19 +6,20 @@
 //! above. All L0 SSTs move to L1 together once `l0_compaction_trigger` of them exist, so the
 //! newest version of a key is always in the highest level that holds the key.
 
+mod merge;
 mod output;
 mod pick;
 
+use merge::{EntrySource, OwnedEntries, SstMerge};
 use output::SstOutput;
 pub use pick::{CompactionJob, pick};
 
 use std::sync::Arc;
 
 use super::inner::Inner;
-use super::iter::{MergeIter, Source};
 use super::limits::NUM_LEVELS;
 use super::manifest::SstMeta;
-use super::sst::{SstEntry, SstOptions, SstReader, SstWriter};
+use super::sst::{SstOptions, SstReader, SstWriter};
 use super::version::{SstHandle, Version};
 use super::{Result, ValueKind};
 
@@ -75,19 +76,15 @@ impl Inner {
             let Some(frozen) = self.frozen.lock().first().cloned() else {
                 return Ok(());
             };
-            let mut last: Option<Vec<u8>> = None;
-            let entries = frozen.mem.entries().filter(|entry| {
-                // Snapshots pin the memtable itself, so only the newest version needs to move on.
-                let shadowed = last.as_ref() == Some(&entry.key);
-                last = Some(entry.key.clone());
-                !shadowed
-            });
+            // Snapshots pin the memtable itself, so only the newest version of each key (all
+            // `write_ssts` keeps) needs to move on.
+            let mut entries = OwnedEntries::new(frozen.mem.entries());
             let rules = DropRules {
                 tombstones: false,
                 split: false,
             };
             let capacity = frozen.mem.approximate_bytes() as u64;
-            let outputs = self.write_ssts(entries.map(Ok), 0, rules, &[], capacity)?;
+            let outputs = self.write_ssts(&mut entries, 0, rules, &[], capacity)?;
             let edit = |current: &Version| {
                 let mut version = current.clone();
                 if let Some(l0) = version.levels.first_mut() {
@@ -107,13 +104,8 @@ impl Inner {
     /// Runs one compaction job and commits its result. Caller holds `compaction`.
     pub fn run_compaction(&self, job: &CompactionJob) -> Result<()> {
         let current = Arc::clone(&self.view().version);
-        let sources = job
-            .inputs
-            .iter()
-            .map(|sst| Source::Sst(sst.reader.iter(&[]).without_cache_fill()))
-            .collect();
         let outputs = self.write_ssts(
-            MergeIter::new(sources),
+            &mut SstMerge::new(&job.inputs),
             job.output_level,
             DropRules {
                 tombstones: job.drop_tombstones,
@@ -142,7 +134,7 @@ impl Inner {
     /// Without `rules.split` the single output reserves `capacity` bytes up front.
     fn write_ssts(
         &self,
-        entries: impl Iterator<Item = Result<SstEntry>>,
+        entries: &mut impl EntrySource,
         level: usize,
         rules: DropRules,
         range_tombstones: &[super::RangeTombstone],
@@ -151,25 +143,25 @@ impl Inner {
         let mut outputs = Vec::new();
         let mut target = self.output_target(rules.split);
         let mut out = self.new_output(level, target, capacity, rules.split);
-        let write_all = || -> Result<()> {
+        let mut write_all = || -> Result<()> {
             let mut last: Vec<u8> = Vec::new();
             let mut first = true;
-            for entry in entries {
-                let entry = entry?;
-                if !first && last == entry.key {
+            while entries.advance()? {
+                let (key, seq, kind) = (entries.key(), entries.seq(), entries.kind());
+                if !first && last == key {
                     continue;
                 }
                 first = false;
                 last.clear();
-                last.extend_from_slice(&entry.key);
+                last.extend_from_slice(key);
                 if range_tombstones
                     .iter()
-                    .any(|t| t.contains(&entry.key) && entry.seq < t.seq)
-                    || (rules.tombstones && entry.kind == ValueKind::Delete)
+                    .any(|t| t.contains(key) && seq < t.seq)
+                    || (rules.tombstones && kind == ValueKind::Delete)
                 {
                     continue;
                 }
-                self.output_add(&mut out, &entry.key, entry.seq, entry.kind, &entry.value)?;
+                self.output_add(&mut out, key, seq, kind, entries.value())?;
                 if rules.split && out.estimated_len() >= target {
                     target = self.output_target(true);
                     let next = self.new_output(level, target, capacity, true);
@@ -311,13 +303,12 @@ impl Inner {
                 .lowest_hole(min_hole as u64 + HOLE_FILL_SLACK_BYTES)
                 .is_some_and(|hole| hole.offset < sst.meta.extent.offset);
             if level > 0 && hole_below {
-                let source =
-                    MergeIter::new(vec![Source::Sst(sst.reader.iter(&[]).without_cache_fill())]);
+                let mut source = SstMerge::new(std::slice::from_ref(&sst));
                 let rules = DropRules {
                     tombstones: false,
                     split: true,
                 };
-                let pieces = self.write_ssts(source, level, rules, &[], 0)?;
+                let pieces = self.write_ssts(&mut source, level, rules, &[], 0)?;
                 moved.push((sst, pieces));
             }
         }
