@@ -53,6 +53,9 @@ pub struct Options {
     /// Number of L0 SSTs that triggers an L0 → L1 compaction.
     pub l0_compaction_trigger: usize,
     /// Target total size of level 1; each deeper level is `level_size_ratio` times larger.
+    /// About the size of a full L0 (`l0_compaction_trigger` flushed memtables), as RocksDB
+    /// advises: every L0 → L1 compaction rewrites all of L1 under random keys, so a larger L1
+    /// costs more rewriting than it saves deeper down.
     pub l1_target_bytes: u64,
     /// Size ratio between adjacent levels.
     pub level_size_ratio: u64,
@@ -80,7 +83,7 @@ impl Default for Options {
             restart_interval: 16,
             sst_target_bytes: 4 << 20,
             l0_compaction_trigger: 4,
-            l1_target_bytes: 32 << 20,
+            l1_target_bytes: 16 << 20,
             level_size_ratio: 10,
             l0_compression: Compression::None,
             compression: Compression::Lz4,

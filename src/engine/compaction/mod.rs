@@ -6,17 +6,20 @@
 //! above. All L0 SSTs move to L1 together once `l0_compaction_trigger` of them exist, so the
 //! newest version of a key is always in the highest level that holds the key.
 
+mod merge;
+mod output;
 mod pick;
 
+use merge::{EntrySource, OwnedEntries, SstMerge};
+use output::SstOutput;
 pub use pick::{CompactionJob, pick};
 
 use std::sync::Arc;
 
 use super::inner::Inner;
-use super::iter::{MergeIter, Source};
 use super::limits::NUM_LEVELS;
 use super::manifest::SstMeta;
-use super::sst::{SstEntry, SstOptions, SstReader, SstWriter};
+use super::sst::{SstOptions, SstReader, SstWriter};
 use super::version::{SstHandle, Version};
 use super::{Result, ValueKind};
 
@@ -73,18 +76,15 @@ impl Inner {
             let Some(frozen) = self.frozen.lock().first().cloned() else {
                 return Ok(());
             };
-            let mut last: Option<Vec<u8>> = None;
-            let entries = frozen.mem.entries().filter(|entry| {
-                // Snapshots pin the memtable itself, so only the newest version needs to move on.
-                let shadowed = last.as_ref() == Some(&entry.key);
-                last = Some(entry.key.clone());
-                !shadowed
-            });
+            // Snapshots pin the memtable itself, so only the newest version of each key (all
+            // `write_ssts` keeps) needs to move on.
+            let mut entries = OwnedEntries::new(frozen.mem.entries());
             let rules = DropRules {
                 tombstones: false,
                 split: false,
             };
-            let outputs = self.write_ssts(entries.map(Ok), 0, rules, &[])?;
+            let capacity = frozen.mem.approximate_bytes() as u64;
+            let outputs = self.write_ssts(&mut entries, 0, rules, &[], capacity)?;
             let edit = |current: &Version| {
                 let mut version = current.clone();
                 if let Some(l0) = version.levels.first_mut() {
@@ -104,19 +104,15 @@ impl Inner {
     /// Runs one compaction job and commits its result. Caller holds `compaction`.
     pub fn run_compaction(&self, job: &CompactionJob) -> Result<()> {
         let current = Arc::clone(&self.view().version);
-        let sources = job
-            .inputs
-            .iter()
-            .map(|sst| Source::Sst(sst.reader.iter(&[]).without_cache_fill()))
-            .collect();
         let outputs = self.write_ssts(
-            MergeIter::new(sources),
+            &mut SstMerge::new(&job.inputs),
             job.output_level,
             DropRules {
                 tombstones: job.drop_tombstones,
                 split: true,
             },
             &current.range_tombstones,
+            0,
         )?;
         drop(current);
         let edit = |current: &Version| {
@@ -135,46 +131,71 @@ impl Inner {
 
     /// Writes the newest version of each key of `entries` (internal order) into SSTs of
     /// `level`, dropping entries deleted by `range_tombstones` and, per `rules`, tombstones.
+    /// Without `rules.split` the single output reserves `capacity` bytes up front.
     fn write_ssts(
         &self,
-        entries: impl Iterator<Item = Result<SstEntry>>,
+        entries: &mut impl EntrySource,
         level: usize,
         rules: DropRules,
         range_tombstones: &[super::RangeTombstone],
+        capacity: u64,
     ) -> Result<Vec<Arc<SstHandle>>> {
         let mut outputs = Vec::new();
-        let mut writer = SstWriter::new(self.sst_options(level));
-        let mut target = self.output_target();
-        let mut last: Option<Vec<u8>> = None;
-        for entry in entries {
-            let entry = entry?;
-            if last.as_ref() == Some(&entry.key) {
-                continue;
+        let mut target = self.output_target(rules.split);
+        let mut out = self.new_output(level, target, capacity, rules.split);
+        let mut write_all = || -> Result<()> {
+            let mut last: Vec<u8> = Vec::new();
+            let mut first = true;
+            while entries.advance()? {
+                let (key, seq, kind) = (entries.key(), entries.seq(), entries.kind());
+                if !first && last == key {
+                    continue;
+                }
+                first = false;
+                last.clear();
+                last.extend_from_slice(key);
+                if range_tombstones
+                    .iter()
+                    .any(|t| t.contains(key) && seq < t.seq)
+                    || (rules.tombstones && kind == ValueKind::Delete)
+                {
+                    continue;
+                }
+                self.output_add(&mut out, key, seq, kind, entries.value())?;
+                if rules.split && out.estimated_len() >= target {
+                    target = self.output_target(true);
+                    let next = self.new_output(level, target, capacity, true);
+                    outputs.extend(self.output_finish(std::mem::replace(&mut out, next))?);
+                }
             }
-            last = Some(entry.key.clone());
-            if range_tombstones
-                .iter()
-                .any(|t| t.contains(&entry.key) && entry.seq < t.seq)
-                || (rules.tombstones && entry.kind == ValueKind::Delete)
-            {
-                continue;
-            }
-            writer.add(&entry.key, entry.seq, entry.kind, &entry.value);
-            if rules.split && writer.estimated_len() >= target {
-                let full = std::mem::replace(&mut writer, SstWriter::new(self.sst_options(level)));
-                outputs.extend(self.finish_sst(full)?);
-                target = self.output_target();
-            }
+            Ok(())
+        };
+        if let Err(err) = write_all() {
+            self.output_abandon(out);
+            return Err(err);
         }
-        outputs.extend(self.finish_sst(writer)?);
+        outputs.extend(self.output_finish(out)?);
         Ok(outputs)
+    }
+
+    /// A fresh output for `level`, reserving room for `target` plus slack when splitting.
+    fn new_output(&self, level: usize, target: usize, capacity: u64, split: bool) -> SstOutput {
+        let capacity = if split {
+            target as u64 + HOLE_FILL_SLACK_BYTES
+        } else {
+            capacity
+        };
+        SstOutput::new(SstWriter::new(self.sst_options(level)), capacity)
     }
 
     /// Size to cut the next compaction output at: `sst_target_bytes`, or less to fill the
     /// lowest hole worth filling exactly, so outputs land in the holes of the file instead of
     /// past its tail (which then cannot be truncated).
-    fn output_target(&self) -> usize {
+    fn output_target(&self, split: bool) -> usize {
         let target = self.options.sst_target_bytes;
+        if !split {
+            return usize::MAX;
+        }
         let min = (target / HOLE_FILL_MIN_DIV) as u64 + HOLE_FILL_SLACK_BYTES;
         let mut alloc = self.alloc.lock();
         for extent in self.graveyard.drain() {
@@ -199,40 +220,6 @@ impl Inner {
             bloom_bits_per_key: self.options.bloom_bits_per_key,
             prefix_extractor: self.options.prefix_extractor.clone(),
         }
-    }
-
-    /// Writes the finished SST into a fresh extent (not yet synced) and opens it.
-    fn finish_sst(&self, writer: SstWriter) -> Result<Option<Arc<SstHandle>>> {
-        let Some((image, props)) = writer.finish()? else {
-            return Ok(None);
-        };
-        let extent = self.allocate(image.len() as u64);
-        self.write_at(&image, extent.offset, "write SST")
-            .map_err(|err| self.poisoned(err))?;
-        let id = {
-            let mut meta = self.meta.lock();
-            meta.next_sst_id += 1;
-            meta.next_sst_id - 1
-        };
-        let len = image.len() as u64;
-        let reader = SstReader::open(
-            Arc::clone(&self.storage),
-            extent,
-            len,
-            id,
-            Arc::clone(&self.cache),
-        )?;
-        let meta = SstMeta {
-            id,
-            extent,
-            len,
-            props,
-        };
-        Ok(Some(Arc::new(SstHandle::new(
-            meta,
-            reader,
-            Arc::clone(&self.graveyard),
-        ))))
     }
 
     /// Compacts everything into the last level, then moves SSTs out of the file's tail so the
@@ -316,13 +303,12 @@ impl Inner {
                 .lowest_hole(min_hole as u64 + HOLE_FILL_SLACK_BYTES)
                 .is_some_and(|hole| hole.offset < sst.meta.extent.offset);
             if level > 0 && hole_below {
-                let source =
-                    MergeIter::new(vec![Source::Sst(sst.reader.iter(&[]).without_cache_fill())]);
+                let mut source = SstMerge::new(std::slice::from_ref(&sst));
                 let rules = DropRules {
                     tombstones: false,
                     split: true,
                 };
-                let pieces = self.write_ssts(source, level, rules, &[])?;
+                let pieces = self.write_ssts(&mut source, level, rules, &[], 0)?;
                 moved.push((sst, pieces));
             }
         }

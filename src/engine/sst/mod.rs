@@ -20,4 +20,4 @@ pub use cache::BlockCache;
 pub use iter::SstIter;
 pub use properties::SstProperties;
 pub use reader::{SstEntry, SstReader, decode_block};
-pub use writer::{SstOptions, SstWriter};
+pub use writer::{SstOptions, SstTail, SstWriter};

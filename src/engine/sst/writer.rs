@@ -1,4 +1,4 @@
-//! Builds an SST image in memory.
+//! Builds an SST: in memory as one image, or streamed out in chunks as its blocks are sealed.
 
 use std::sync::Arc;
 
@@ -45,9 +45,16 @@ pub struct SstOptions {
 /// assert_eq!((props.entries, props.tombstones), (2, 1));
 /// assert!(image.len() > 0);
 /// ```
+///
+/// A caller that writes the SST to storage as it goes takes the sealed bytes with
+/// [`SstWriter::take_output`] whenever [`SstWriter::buffered_len`] grows large, and ends with
+/// [`SstWriter::finish_tail`], so only one chunk of the SST is ever in memory.
 pub struct SstWriter {
     options: SstOptions,
+    /// Sealed bytes not yet taken; they start at SST offset `taken`.
     out: Vec<u8>,
+    /// Bytes already handed out by `take_output`.
+    taken: u64,
     block: BlockBuilder,
     /// (separator, handle) of each finished data block.
     index: Vec<u8>,
@@ -68,7 +75,7 @@ impl std::fmt::Debug for SstWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SstWriter")
             .field("options", &self.options)
-            .field("len", &self.out.len())
+            .field("len", &self.len())
             .field("entries", &self.props.entries)
             .finish_non_exhaustive()
     }
@@ -99,6 +106,7 @@ impl SstWriter {
             block: BlockBuilder::new(options.restart_interval),
             options,
             out: Vec::new(),
+            taken: 0,
             index: Vec::new(),
             pending: None,
             last_key: Vec::new(),
@@ -176,14 +184,39 @@ impl SstWriter {
         if self.block.is_empty() {
             return;
         }
-        let start = self.out.len();
+        let start = self.len();
         self.sealer
             .seal(self.block.finish(), self.options.compression, &mut self.out);
         self.block.reset();
         self.pending = Some(BlockHandle {
-            offset: start as u64,
-            len: (self.out.len() - start) as u64,
+            offset: start,
+            len: self.len() - start,
         });
+    }
+
+    /// Bytes of the SST sealed so far (taken or not).
+    fn len(&self) -> u64 {
+        self.taken + self.out.len() as u64
+    }
+
+    /// Sealed bytes waiting for [`SstWriter::take_output`].
+    pub fn buffered_len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Hands the sealed bytes not yet taken to `write` with their offset in the SST, then
+    /// forgets them (keeping the buffer for the next blocks).
+    pub fn take_output<E>(
+        &mut self,
+        write: impl FnOnce(u64, &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        write(self.taken, &self.out)?;
+        self.taken += self.out.len() as u64;
+        self.out.clear();
+        Ok(())
     }
 
     /// Bytes the SST would take if finished now (approximate before compression).
@@ -194,7 +227,7 @@ impl SstWriter {
                 .bloom_bits_per_key
                 .max(DEFAULT_PREFIX_BITS_PER_KEY)
             / 8;
-        self.out.len()
+        usize::try_from(self.len()).unwrap_or(usize::MAX)
             + self.block.estimated_len()
             + self.index.len()
             + self.last_key.len()
@@ -211,17 +244,32 @@ impl SstWriter {
     }
 
     fn put_meta_block(&mut self, contents: &[u8]) -> BlockHandle {
-        let start = self.out.len();
+        let start = self.len();
+        let at = self.out.len();
         self.out.extend_from_slice(contents);
-        seal_block(&mut self.out, start, BLOCK_TYPE_RAW);
+        seal_block(&mut self.out, at, BLOCK_TYPE_RAW);
         BlockHandle {
-            offset: start as u64,
-            len: (self.out.len() - start) as u64,
+            offset: start,
+            len: self.len() - start,
         }
     }
 
     /// The finished SST image and its properties; `None` if no entry was added.
-    pub fn finish(mut self) -> Result<Option<(Vec<u8>, SstProperties)>> {
+    /// Fails with `InvalidArgument` if part of the output was already taken.
+    pub fn finish(self) -> Result<Option<(Vec<u8>, SstProperties)>> {
+        match self.finish_tail()? {
+            None => Ok(None),
+            Some(tail) if tail.offset == 0 => Ok(Some((tail.bytes, tail.props))),
+            Some(tail) => Err(Error::InvalidArgument(format!(
+                "SST image requested after {} bytes were streamed out",
+                tail.offset
+            ))),
+        }
+    }
+
+    /// Seals the last block and the meta blocks; returns the bytes not yet taken, where they
+    /// go in the SST, and its properties (`None` if no entry was added).
+    pub fn finish_tail(mut self) -> Result<Option<SstTail>> {
         if let Some(what) = self.error.take() {
             return Err(Error::InvalidArgument(what));
         }
@@ -254,6 +302,24 @@ impl SstWriter {
         self.props.encode(&mut props);
         footer.properties = self.put_meta_block(&props);
         footer.encode(&mut self.out);
-        Ok(Some((self.out, self.props)))
+        Ok(Some(SstTail {
+            offset: self.taken,
+            len: self.len(),
+            bytes: self.out,
+            props: self.props,
+        }))
     }
+}
+
+/// The end of a finished SST: the bytes not yet taken from its writer.
+#[derive(Debug)]
+pub struct SstTail {
+    /// Offset of `bytes` in the SST.
+    pub offset: u64,
+    /// Length of the whole SST.
+    pub len: u64,
+    /// The last bytes of the SST.
+    pub bytes: Vec<u8>,
+    /// Its properties.
+    pub props: SstProperties,
 }
