@@ -333,6 +333,68 @@ pub enum BlockGet {
     Continue,
 }
 
+/// What a lookup needs to pass an entry: its key's shared length, where its key suffix lies
+/// and where the next entry starts.
+struct Skim {
+    shared: usize,
+    delta: Range<usize>,
+    next: usize,
+}
+
+/// The header of the entry at `start` of `entries` (a block's entry area) whose predecessor
+/// key is `prev_len` bytes long, read with the fewest checks that keep every index in bounds:
+/// one-byte key lengths and a value length of at most two bytes (what entity rows have).
+/// `None` means "not that simple", and the caller decodes the entry in full, which either
+/// succeeds or names the fault. The kind byte is not read: a skimmed entry is never returned.
+#[inline]
+fn skim_entry(entries: &[u8], start: usize, prev_len: usize) -> Option<Skim> {
+    let &[shared, unshared, v0] = entries.get(start..start.checked_add(3)?)? else {
+        return None;
+    };
+    if (shared | unshared) >= 0x80 || usize::from(shared) > prev_len {
+        return None;
+    }
+    let (value_len, key_start) = if v0 < 0x80 {
+        (usize::from(v0), start + 3)
+    } else {
+        let v1 = *entries.get(start + 3)?;
+        if v1 >= 0x80 {
+            return None;
+        }
+        (usize::from(v0 & 0x7f) | usize::from(v1) << 7, start + 4)
+    };
+    let key_end = key_start + usize::from(unshared);
+    let seq_len = entries
+        .get(key_end..)?
+        .iter()
+        .take(MAX_VARINT_LEN)
+        .position(|&b| b < 0x80)?
+        + 1;
+    let next = key_end + seq_len + KIND_LEN + value_len;
+    (next <= entries.len()).then_some(Skim {
+        shared: usize::from(shared),
+        delta: key_start..key_end,
+        next,
+    })
+}
+
+/// Length of the common prefix of `a` and `b`, eight bytes at a time.
+#[inline]
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    let mut n = 0;
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        if x != y {
+            break;
+        }
+        n += 8;
+    }
+    let (a, b) = (
+        a.get(n..).unwrap_or_default(),
+        b.get(n..).unwrap_or_default(),
+    );
+    n + a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
 /// One decoded entry header: where its key suffix and value lie in the block.
 struct Entry {
     shared: usize,
@@ -433,13 +495,27 @@ impl Block {
         // `matched`, so it is < target too; otherwise its first `shared` bytes are target's
         // and only its suffix needs comparing.
         let (mut matched, mut key_len) = (0usize, 0usize);
-        while pos < self.restarts_offset {
-            let e = self.entry_at(pos, key_len)?;
-            key_len = e.shared + e.delta.len();
-            if e.shared <= matched {
-                let rest = target.get(e.shared..).unwrap_or_default();
-                let suffix = self.data.get(e.delta.clone()).unwrap_or_default();
-                let common = suffix.iter().zip(rest).take_while(|(a, b)| a == b).count();
+        let entries = self.data.get(..self.restarts_offset).unwrap_or_default();
+        while pos < entries.len() {
+            // Most entries are passed by their header alone; only the one that ends the walk
+            // is decoded in full (with every check, and the error naming what is wrong).
+            let head = match skim_entry(entries, pos, key_len) {
+                Some(head) => head,
+                None => {
+                    let e = self.entry_at(pos, key_len)?;
+                    Skim {
+                        shared: e.shared,
+                        delta: e.delta,
+                        next: e.value.end,
+                    }
+                }
+            };
+            let prev_len = key_len;
+            key_len = head.shared + head.delta.len();
+            if head.shared <= matched {
+                let rest = target.get(head.shared..).unwrap_or_default();
+                let suffix = entries.get(head.delta).unwrap_or_default();
+                let common = common_prefix_len(suffix, rest);
                 let ord = match (suffix.get(common), rest.get(common)) {
                     (Some(a), Some(b)) => a.cmp(b),
                     (Some(_), None) => Ordering::Greater,
@@ -447,11 +523,11 @@ impl Block {
                     (None, None) => Ordering::Equal,
                 };
                 if ord != Ordering::Less {
-                    return Ok(Some((e, ord)));
+                    return Ok(Some((self.entry_at(pos, prev_len)?, ord)));
                 }
-                matched = e.shared + common;
+                matched = head.shared + common;
             }
-            pos = e.value.end;
+            pos = head.next;
         }
         Ok(None)
     }
