@@ -275,8 +275,15 @@ impl BlockCursor {
             self.valid = false;
             return Ok(false);
         }
-        let e = self.block.entry_at(self.next, self.key.len())?;
-        let seq = self.block.seq_of(&e)?;
+        let entries = self.block.data.get(..self.block.restarts_offset);
+        let (e, seq) = match entries.and_then(|d| read_entry(d, self.next, self.key.len())) {
+            Some(found) => found,
+            None => {
+                let e = self.block.entry_at(self.next, self.key.len())?;
+                let seq = self.block.seq_of(&e)?;
+                (e, seq)
+            }
+        };
         self.key.truncate(e.shared);
         self.key
             .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
@@ -341,13 +348,18 @@ struct Skim {
     next: usize,
 }
 
-/// The header of the entry at `start` of `entries` (a block's entry area) whose predecessor
-/// key is `prev_len` bytes long, read with the fewest checks that keep every index in bounds:
-/// one-byte key lengths and a value length of at most two bytes (what entity rows have).
-/// `None` means "not that simple", and the caller decodes the entry in full, which either
-/// succeeds or names the fault. The kind byte is not read: a skimmed entry is never returned.
-#[inline]
-fn skim_entry(entries: &[u8], start: usize, prev_len: usize) -> Option<Skim> {
+/// The key lengths and value length of the entry at `start` of `entries` (a block's entry
+/// area) whose predecessor key is `prev_len` bytes long, read with the fewest checks that keep
+/// every index in bounds: one-byte key lengths and a value length of at most two bytes (what
+/// entity rows have). Returns the shared length, where the key suffix lies and the value
+/// length; `None` means "not that simple", and the caller decodes the entry in full with
+/// [`Block::entry_at`], which either succeeds or names the fault.
+#[inline(always)]
+fn entry_head(
+    entries: &[u8],
+    start: usize,
+    prev_len: usize,
+) -> Option<(usize, Range<usize>, usize)> {
     let &[shared, unshared, v0] = entries.get(start..start.checked_add(3)?)? else {
         return None;
     };
@@ -364,18 +376,63 @@ fn skim_entry(entries: &[u8], start: usize, prev_len: usize) -> Option<Skim> {
         (usize::from(v0 & 0x7f) | usize::from(v1) << 7, start + 4)
     };
     let key_end = key_start + usize::from(unshared);
+    Some((usize::from(shared), key_start..key_end, value_len))
+}
+
+/// What a lookup needs to pass an entry without decoding it (see [`entry_head`]); the kind
+/// byte is not read, as a skimmed entry is never returned.
+#[inline]
+fn skim_entry(entries: &[u8], start: usize, prev_len: usize) -> Option<Skim> {
+    let (shared, delta, value_len) = entry_head(entries, start, prev_len)?;
     let seq_len = entries
-        .get(key_end..)?
+        .get(delta.end..)?
         .iter()
         .take(MAX_VARINT_LEN)
         .position(|&b| b < 0x80)?
         + 1;
-    let next = key_end + seq_len + KIND_LEN + value_len;
+    let next = delta.end + seq_len + KIND_LEN + value_len;
     (next <= entries.len()).then_some(Skim {
-        shared: usize::from(shared),
-        delta: key_start..key_end,
+        shared,
+        delta,
         next,
     })
+}
+
+/// A whole entry read on the fast path of [`entry_head`]: its sequence number and kind
+/// decoded, its value in bounds.
+#[inline]
+fn read_entry(entries: &[u8], start: usize, prev_len: usize) -> Option<(Entry, Seq)> {
+    let (shared, delta, value_len) = entry_head(entries, start, prev_len)?;
+    let (mut seq, mut shift, mut pos) = (0u64, 0u32, delta.end);
+    loop {
+        let b = *entries.get(pos)?;
+        pos += 1;
+        // The tenth byte may only hold the top bit of a u64.
+        if shift == 63 && b > 1 {
+            return None;
+        }
+        seq |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+    let kind = ValueKind::from_tag(*entries.get(pos)?)?;
+    let value_start = pos + KIND_LEN;
+    let value_end = value_start + value_len;
+    (value_end <= entries.len()).then_some((
+        Entry {
+            shared,
+            seq_at: delta.end,
+            delta,
+            kind,
+            value: value_start..value_end,
+        },
+        seq,
+    ))
 }
 
 /// Length of the common prefix of `a` and `b`, eight bytes at a time.
