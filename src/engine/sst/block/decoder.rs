@@ -9,6 +9,7 @@ use super::super::format::{
     LZ4_MAX_EXPANSION, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, corruption, get_u32, get_varint,
     open_block,
 };
+use super::entry::{Entry, MAX_VARINT_LEN, Skim, common_prefix_len, read_entry, skim_entry};
 use crate::engine::{Result, Seq, ValueKind};
 
 /// A decoded (checksum-verified, decompressed) data block ready for searching.
@@ -20,9 +21,6 @@ pub struct Block {
     /// Where the block starts in the file (for errors).
     file_offset: u64,
 }
-
-/// The longest varint (a u64 in 7-bit groups).
-const MAX_VARINT_LEN: usize = 10;
 
 thread_local! {
     static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
@@ -338,128 +336,6 @@ pub enum BlockGet {
     Absent,
     /// The block ends before the key's versions do (or before reaching the key).
     Continue,
-}
-
-/// What a lookup needs to pass an entry: its key's shared length, where its key suffix lies
-/// and where the next entry starts.
-struct Skim {
-    shared: usize,
-    delta: Range<usize>,
-    next: usize,
-}
-
-/// The key lengths and value length of the entry at `start` of `entries` (a block's entry
-/// area) whose predecessor key is `prev_len` bytes long, read with the fewest checks that keep
-/// every index in bounds: one-byte key lengths and a value length of at most two bytes (what
-/// entity rows have). Returns the shared length, where the key suffix lies and the value
-/// length; `None` means "not that simple", and the caller decodes the entry in full with
-/// [`Block::entry_at`], which either succeeds or names the fault.
-#[inline(always)]
-fn entry_head(
-    entries: &[u8],
-    start: usize,
-    prev_len: usize,
-) -> Option<(usize, Range<usize>, usize)> {
-    let &[shared, unshared, v0] = entries.get(start..start.checked_add(3)?)? else {
-        return None;
-    };
-    if (shared | unshared) >= 0x80 || usize::from(shared) > prev_len {
-        return None;
-    }
-    let (value_len, key_start) = if v0 < 0x80 {
-        (usize::from(v0), start + 3)
-    } else {
-        let v1 = *entries.get(start + 3)?;
-        if v1 >= 0x80 {
-            return None;
-        }
-        (usize::from(v0 & 0x7f) | usize::from(v1) << 7, start + 4)
-    };
-    let key_end = key_start + usize::from(unshared);
-    Some((usize::from(shared), key_start..key_end, value_len))
-}
-
-/// What a lookup needs to pass an entry without decoding it (see [`entry_head`]); the kind
-/// byte is not read, as a skimmed entry is never returned.
-#[inline]
-fn skim_entry(entries: &[u8], start: usize, prev_len: usize) -> Option<Skim> {
-    let (shared, delta, value_len) = entry_head(entries, start, prev_len)?;
-    let seq_len = entries
-        .get(delta.end..)?
-        .iter()
-        .take(MAX_VARINT_LEN)
-        .position(|&b| b < 0x80)?
-        + 1;
-    let next = delta.end + seq_len + KIND_LEN + value_len;
-    (next <= entries.len()).then_some(Skim {
-        shared,
-        delta,
-        next,
-    })
-}
-
-/// A whole entry read on the fast path of [`entry_head`]: its sequence number and kind
-/// decoded, its value in bounds.
-#[inline]
-fn read_entry(entries: &[u8], start: usize, prev_len: usize) -> Option<(Entry, Seq)> {
-    let (shared, delta, value_len) = entry_head(entries, start, prev_len)?;
-    let (mut seq, mut shift, mut pos) = (0u64, 0u32, delta.end);
-    loop {
-        let b = *entries.get(pos)?;
-        pos += 1;
-        // The tenth byte may only hold the top bit of a u64.
-        if shift == 63 && b > 1 {
-            return None;
-        }
-        seq |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            break;
-        }
-        shift += 7;
-        if shift > 63 {
-            return None;
-        }
-    }
-    let kind = ValueKind::from_tag(*entries.get(pos)?)?;
-    let value_start = pos + KIND_LEN;
-    let value_end = value_start + value_len;
-    (value_end <= entries.len()).then_some((
-        Entry {
-            shared,
-            seq_at: delta.end,
-            delta,
-            kind,
-            value: value_start..value_end,
-        },
-        seq,
-    ))
-}
-
-/// Length of the common prefix of `a` and `b`, eight bytes at a time.
-#[inline]
-fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    let mut n = 0;
-    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        if x != y {
-            break;
-        }
-        n += 8;
-    }
-    let (a, b) = (
-        a.get(n..).unwrap_or_default(),
-        b.get(n..).unwrap_or_default(),
-    );
-    n + a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
-
-/// One decoded entry header: where its key suffix and value lie in the block.
-struct Entry {
-    shared: usize,
-    delta: Range<usize>,
-    /// Where its sequence number varint starts.
-    seq_at: usize,
-    kind: ValueKind,
-    value: Range<usize>,
 }
 
 impl Block {
