@@ -46,8 +46,7 @@ pub struct Options {
     pub block_cache_bytes: usize,
     /// Uncompressed size of an SST data block.
     pub block_bytes: usize,
-    /// Entries between restart points in a data block (a point lookup walks half of one on
-    /// average; 8 rather than 16 adds an estimated ~1 % to blocks of entity rows).
+    /// Entries between restart points in a data block.
     pub restart_interval: usize,
     /// Target size of one SST produced by compaction.
     pub sst_target_bytes: usize,
@@ -78,7 +77,7 @@ impl Default for Options {
             memtable_bytes: 4 << 20,
             block_cache_bytes: 16 << 20,
             block_bytes: 4 << 10,
-            restart_interval: 8,
+            restart_interval: 16,
             sst_target_bytes: 4 << 20,
             l0_compaction_trigger: 4,
             l1_target_bytes: 32 << 20,
