@@ -14,12 +14,14 @@ struct PeakAllocator;
 
 thread_local! {
     static PEAK: Cell<usize> = const { Cell::new(0) };
+    static COUNT: Cell<usize> = const { Cell::new(0) };
 }
 
 // SAFETY: every call is forwarded unchanged to `System`; the bookkeeping only reads sizes.
 unsafe impl GlobalAlloc for PeakAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let _ = PEAK.try_with(|peak| peak.set(peak.get().max(layout.size())));
+        let _ = COUNT.try_with(|count| count.set(count.get() + 1));
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
@@ -31,6 +33,7 @@ unsafe impl GlobalAlloc for PeakAllocator {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let _ = PEAK.try_with(|peak| peak.set(peak.get().max(new_size)));
+        let _ = COUNT.try_with(|count| count.set(count.get() + 1));
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -44,6 +47,13 @@ fn peak_of(f: impl FnOnce()) -> usize {
     PEAK.with(|peak| peak.set(0));
     f();
     PEAK.with(Cell::get)
+}
+
+/// Number of allocations (and reallocations) made by `f`.
+fn count_of(f: impl FnOnce()) -> usize {
+    COUNT.with(|count| count.set(0));
+    f();
+    COUNT.with(Cell::get)
 }
 
 /// What an input of `len` bytes may justify: a few words per input byte, plus a constant for
@@ -87,4 +97,49 @@ fn key_decode_allocation_is_bounded_by_input_length() {
         let _ = key::decode(bytes);
     });
     assert!(peak <= allowed(bytes.len()), "peak allocation {peak}");
+}
+
+#[test]
+fn decoding_allocates_only_the_property_vector_and_long_values() {
+    use strata::model::{Entity, PropertyName, Value};
+    let mut entity = Entity::new(
+        PartitionKey::new("customers").unwrap(),
+        RowKey::new("000123").unwrap(),
+    );
+    entity
+        .set(
+            PropertyName::new("Email").unwrap(),
+            Value::string("a@b.c").unwrap(),
+        )
+        .unwrap();
+    entity
+        .set(PropertyName::new("Age").unwrap(), Value::Int32(41))
+        .unwrap();
+    entity
+        .set(
+            PropertyName::new("A_name_of_exactly_24_chr").unwrap(),
+            Value::Boolean(true),
+        )
+        .unwrap();
+    let bytes = property::encode(&entity);
+    let key = key::encode(7, entity.partition_key(), entity.row_key());
+    // Short keys and names are held inline: the property vector and the one String value
+    // are the only allocations.
+    let mut decoded = None;
+    let count = count_of(|| {
+        let (_, pk, rk) = key::decode(&key).unwrap();
+        decoded = Some(property::decode(pk, rk, &bytes).unwrap());
+    });
+    assert_eq!(decoded.as_ref(), Some(&entity));
+    assert_eq!(count, 2);
+    // A name longer than the inline capacity takes one allocation of its own.
+    let mut long = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap());
+    long.set(PropertyName::new("N".repeat(40)).unwrap(), Value::Int32(1))
+        .unwrap();
+    let bytes = property::encode(&long);
+    let (pk, rk) = (long.partition_key().clone(), long.row_key().clone());
+    let mut decoded = None;
+    let count = count_of(|| decoded = Some(property::decode(pk, rk, &bytes).unwrap()));
+    assert_eq!(decoded.as_ref(), Some(&long));
+    assert_eq!(count, 2);
 }

@@ -78,15 +78,17 @@ pub fn decode(key: &[u8]) -> Result<(u32, PartitionKey, RowKey)> {
     let (pk_bytes, rk_with_separator) = rest.split_at(separator);
     let rk_bytes = rk_with_separator.get(1..).unwrap_or_default();
     let rk_offset = TABLE_ID_LEN + separator + 1;
-    let pk =
-        PartitionKey::new(utf8(pk_bytes, TABLE_ID_LEN)?).map_err(|source| CodecError::Model {
+    let pk = PartitionKey::from_borrowed(utf8(pk_bytes, TABLE_ID_LEN)?).map_err(|source| {
+        CodecError::Model {
             offset: TABLE_ID_LEN,
             source,
-        })?;
-    let rk = RowKey::new(utf8(rk_bytes, rk_offset)?).map_err(|source| CodecError::Model {
-        offset: rk_offset,
-        source,
+        }
     })?;
+    let rk =
+        RowKey::from_borrowed(utf8(rk_bytes, rk_offset)?).map_err(|source| CodecError::Model {
+            offset: rk_offset,
+            source,
+        })?;
     Ok((table_id, pk, rk))
 }
 

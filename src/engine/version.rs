@@ -196,7 +196,7 @@ impl ReadView {
     /// true when the key has a live value.
     pub fn get_into(&self, key: &[u8], read_seq: Seq, value: &mut Vec<u8>) -> Result<bool> {
         let mut found = None;
-        for mem in std::iter::once(&self.mem).chain(&self.imms) {
+        for mem in self.memtables() {
             if let Some(entry) = mem.get(key, read_seq) {
                 value.clear();
                 value.extend_from_slice(&entry.value);
@@ -215,10 +215,19 @@ impl ReadView {
 
     /// True when any range tombstone visible at `read_seq` deletes `key`@`entry_seq`.
     pub fn range_deletes(&self, key: &[u8], entry_seq: Seq, read_seq: Seq) -> bool {
-        std::iter::once(&self.mem)
-            .chain(&self.imms)
+        self.memtables()
             .any(|mem| mem.range_deletes(key, entry_seq, read_seq))
             || self.version.range_deletes(key, entry_seq, read_seq)
+    }
+
+    /// The memtables that hold anything, newest first. The active one is empty right after
+    /// every flush, and point reads then skip its skip-list search and tombstone lock. A
+    /// memtable charges its bytes before it inserts, and both happen before the write's
+    /// sequence number is published, so a reader that could see an entry sees the charge.
+    fn memtables(&self) -> impl Iterator<Item = &Arc<Memtable>> {
+        std::iter::once(&self.mem)
+            .chain(&self.imms)
+            .filter(|mem| mem.approximate_bytes() > 0)
     }
 
     /// Every range tombstone visible at `read_seq` that intersects `[start, end)`.

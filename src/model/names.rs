@@ -4,6 +4,8 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+use compact_str::CompactString;
+
 use super::error::{KeyKind, excerpt};
 use super::limits::{
     KEY_MAX_BYTES, PROPERTY_NAME_MAX_LEN, RESERVED_PROPERTY_NAMES, RESERVED_TABLE_NAME,
@@ -176,8 +178,10 @@ const fn is_forbidden_key_char(c: char) -> bool {
 macro_rules! key_type {
     ($(#[$doc:meta])* $ty:ident, $kind:expr) => {
         $(#[$doc])*
+        // Short keys (up to 24 bytes) are stored inline: reading an entity back allocates
+        // nothing for them. Equality, order and hash are those of the key's `str`.
         #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        pub struct $ty(String);
+        pub struct $ty(CompactString);
 
         impl $ty {
             /// Validates `key`: none of `/ \ # ?` nor control characters (U+0000–U+001F,
@@ -189,7 +193,14 @@ macro_rules! key_type {
             pub fn new(key: impl Into<String>) -> Result<Self> {
                 let key = key.into();
                 validate_key($kind, &key)?;
-                Ok(Self(key))
+                Ok(Self(CompactString::from(key)))
+            }
+
+            /// As [`Self::new`] for borrowed text: a short key is copied inline, with no
+            /// allocation at all.
+            pub(crate) fn from_borrowed(key: &str) -> Result<Self> {
+                validate_key($kind, key)?;
+                Ok(Self(CompactString::new(key)))
             }
 
             /// The key's text.
@@ -201,7 +212,7 @@ macro_rules! key_type {
             /// Takes the key's text out.
             #[must_use]
             pub fn into_string(self) -> String {
-                self.0
+                self.0.into_string()
             }
         }
 
@@ -270,8 +281,10 @@ key_type!(
 /// assert!(PropertyName::new("Timestamp").is_err());
 /// # Ok::<(), strata::model::ModelError>(())
 /// ```
+// Names of up to 24 bytes (nearly all) are stored inline, so decoding an entity allocates
+// nothing for them. Equality, order and hash are those of the name's `str`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PropertyName(String);
+pub struct PropertyName(CompactString);
 
 impl PropertyName {
     /// Validates `name` against the property name rules.
@@ -282,7 +295,7 @@ impl PropertyName {
     pub fn new(name: impl Into<String>) -> Result<Self> {
         let name = name.into();
         if Self::is_plain_ascii(&name) {
-            return Ok(Self(name));
+            return Ok(Self(CompactString::from(name)));
         }
         let invalid = |reason| ModelError::PropertyNameInvalid {
             name: excerpt(&name),
@@ -311,14 +324,14 @@ impl PropertyName {
         if Self::is_reserved(&name) {
             return Err(ModelError::PropertyNameReserved { name });
         }
-        Ok(Self(name))
+        Ok(Self(CompactString::from(name)))
     }
 
     /// `name` validated like [`Self::new`], allocating only once it is known to be valid in
     /// the common case (a decoder hands over a borrowed, UTF-8-checked name).
     pub(crate) fn from_borrowed(name: &str) -> Result<Self> {
         if Self::is_plain_ascii(name) {
-            return Ok(Self(name.to_owned()));
+            return Ok(Self(CompactString::new(name)));
         }
         Self::new(name)
     }
@@ -326,7 +339,7 @@ impl PropertyName {
     /// A name read back from a row this crate encoded (and a checksum kept): it passed the
     /// naming rules when it was written, so they are not checked again. Only for that path.
     pub(crate) fn from_stored(name: &str) -> Self {
-        Self(name.to_owned())
+        Self(CompactString::new(name))
     }
 
     /// Fast path of the naming rules for ASCII names: for ASCII, Unicode alphabetic and
@@ -358,7 +371,7 @@ impl PropertyName {
     /// Takes the name's text out.
     #[must_use]
     pub fn into_string(self) -> String {
-        self.0
+        self.0.into_string()
     }
 }
 

@@ -130,8 +130,8 @@ impl Table {
         row_key: &str,
         select: Option<&[&str]>,
     ) -> Result<StoredEntity> {
-        let pk = PartitionKey::new(partition_key)?;
-        let rk = RowKey::new(row_key)?;
+        let pk = PartitionKey::from_borrowed(partition_key)?;
+        let rk = RowKey::from_borrowed(row_key)?;
         let state = self.state()?;
         // Typical keys fit a stack buffer, which saves an allocation per get.
         let mut stack = [0u8; ENGINE_KEY_STACK_BYTES];

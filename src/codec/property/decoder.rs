@@ -1,7 +1,7 @@
 //! Bytes → Entity, validating everything.
 
-use super::frame::{read_frame, read_header};
-use super::reader::{checked_name, owned_value, utf8_name};
+use super::frame::read_header;
+use super::reader::{checked_name, next_frame, owned_value, utf8_name};
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
 use crate::codec::format::MIN_PROPERTY_LEN;
@@ -26,8 +26,9 @@ pub fn decode(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
     let mut entity = Entity::new(pk, rk);
     // Bounded by what the remaining input can hold, so a lying count allocates nothing extra.
     entity.reserve_properties(header.count.min(cursor.remaining() / MIN_PROPERTY_LEN));
+    let mut offset = cursor.offset();
     for _ in 0..header.count {
-        let frame = read_frame(&mut cursor)?;
+        let frame = next_frame(bytes, &mut offset)?;
         let name = utf8_name(&frame)?;
         // Entity::set would silently replace a repeated name; the format forbids repeats.
         if entity.get(name).is_some() {
@@ -43,7 +44,7 @@ pub fn decode(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entity> {
                 source,
             })?;
     }
-    cursor.finish()?;
+    Cursor::at(bytes, offset).finish()?;
     if let Some(timestamp) = header.timestamp {
         entity.set_timestamp(timestamp);
     }
@@ -64,8 +65,9 @@ pub fn decode_stored(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entit
     let header = read_header(&mut cursor)?;
     let mut entity = Entity::new(pk, rk);
     entity.reserve_properties(header.count.min(cursor.remaining() / MIN_PROPERTY_LEN));
+    let mut offset = cursor.offset();
     for _ in 0..header.count {
-        let frame = read_frame(&mut cursor)?;
+        let frame = next_frame(bytes, &mut offset)?;
         let name = PropertyName::from_stored(utf8_name(&frame)?);
         entity
             .push_unique(name, owned_value(&frame)?)
@@ -74,7 +76,7 @@ pub fn decode_stored(pk: PartitionKey, rk: RowKey, bytes: &[u8]) -> Result<Entit
                 source,
             })?;
     }
-    cursor.finish()?;
+    Cursor::at(bytes, offset).finish()?;
     if let Some(timestamp) = header.timestamp {
         entity.set_timestamp(timestamp);
     }

@@ -329,6 +329,23 @@ fn locate<'a>(bytes: &'a [u8], header: Header, name: &[u8]) -> Option<Option<Fra
     Some(None)
 }
 
+/// The frame at `*offset` of `bytes`, moving `*offset` past it: on the plain-byte path of
+/// [`frame_fast`], or through [`read_frame`] (the same checks), which names what is wrong.
+#[inline]
+pub(super) fn next_frame<'a>(bytes: &'a [u8], offset: &mut usize) -> Result<Frame<'a>> {
+    if let Some((frame, after)) = bytes
+        .get(*offset..)
+        .and_then(|rest| frame_fast(bytes.len(), rest))
+    {
+        *offset = bytes.len() - after.len();
+        return Ok(frame);
+    }
+    let mut cursor = Cursor::at(bytes, *offset);
+    let frame = read_frame(&mut cursor)?;
+    *offset = cursor.offset();
+    Ok(frame)
+}
+
 /// The frame at the start of `rest` (the tail of an input of `input_len` bytes) and the bytes
 /// after it, read with plain byte reads making [`read_frame`]'s checks; `None` when one fails.
 #[inline(always)]

@@ -9,6 +9,7 @@ use super::super::format::{
     LZ4_MAX_EXPANSION, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, corruption, get_u32, get_varint,
     open_block,
 };
+use super::entry::{Entry, MAX_VARINT_LEN, Skim, common_prefix_len, read_entry, skim_entry};
 use crate::engine::{Result, Seq, ValueKind};
 
 /// A decoded (checksum-verified, decompressed) data block ready for searching.
@@ -20,9 +21,6 @@ pub struct Block {
     /// Where the block starts in the file (for errors).
     file_offset: u64,
 }
-
-/// The longest varint (a u64 in 7-bit groups).
-const MAX_VARINT_LEN: usize = 10;
 
 thread_local! {
     static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
@@ -275,8 +273,15 @@ impl BlockCursor {
             self.valid = false;
             return Ok(false);
         }
-        let e = self.block.entry_at(self.next, self.key.len())?;
-        let seq = self.block.seq_of(&e)?;
+        let entries = self.block.data.get(..self.block.restarts_offset);
+        let (e, seq) = match entries.and_then(|d| read_entry(d, self.next, self.key.len())) {
+            Some(found) => found,
+            None => {
+                let e = self.block.entry_at(self.next, self.key.len())?;
+                let seq = self.block.seq_of(&e)?;
+                (e, seq)
+            }
+        };
         self.key.truncate(e.shared);
         self.key
             .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
@@ -331,16 +336,6 @@ pub enum BlockGet {
     Absent,
     /// The block ends before the key's versions do (or before reaching the key).
     Continue,
-}
-
-/// One decoded entry header: where its key suffix and value lie in the block.
-struct Entry {
-    shared: usize,
-    delta: Range<usize>,
-    /// Where its sequence number varint starts.
-    seq_at: usize,
-    kind: ValueKind,
-    value: Range<usize>,
 }
 
 impl Block {
@@ -433,13 +428,27 @@ impl Block {
         // `matched`, so it is < target too; otherwise its first `shared` bytes are target's
         // and only its suffix needs comparing.
         let (mut matched, mut key_len) = (0usize, 0usize);
-        while pos < self.restarts_offset {
-            let e = self.entry_at(pos, key_len)?;
-            key_len = e.shared + e.delta.len();
-            if e.shared <= matched {
-                let rest = target.get(e.shared..).unwrap_or_default();
-                let suffix = self.data.get(e.delta.clone()).unwrap_or_default();
-                let common = suffix.iter().zip(rest).take_while(|(a, b)| a == b).count();
+        let entries = self.data.get(..self.restarts_offset).unwrap_or_default();
+        while pos < entries.len() {
+            // Most entries are passed by their header alone; only the one that ends the walk
+            // is decoded in full (with every check, and the error naming what is wrong).
+            let head = match skim_entry(entries, pos, key_len) {
+                Some(head) => head,
+                None => {
+                    let e = self.entry_at(pos, key_len)?;
+                    Skim {
+                        shared: e.shared,
+                        delta: e.delta,
+                        next: e.value.end,
+                    }
+                }
+            };
+            let prev_len = key_len;
+            key_len = head.shared + head.delta.len();
+            if head.shared <= matched {
+                let rest = target.get(head.shared..).unwrap_or_default();
+                let suffix = entries.get(head.delta).unwrap_or_default();
+                let common = common_prefix_len(suffix, rest);
                 let ord = match (suffix.get(common), rest.get(common)) {
                     (Some(a), Some(b)) => a.cmp(b),
                     (Some(_), None) => Ordering::Greater,
@@ -447,11 +456,11 @@ impl Block {
                     (None, None) => Ordering::Equal,
                 };
                 if ord != Ordering::Less {
-                    return Ok(Some((e, ord)));
+                    return Ok(Some((self.entry_at(pos, prev_len)?, ord)));
                 }
-                matched = e.shared + common;
+                matched = head.shared + common;
             }
-            pos = e.value.end;
+            pos = head.next;
         }
         Ok(None)
     }

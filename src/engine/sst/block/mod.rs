@@ -18,6 +18,7 @@
 
 mod builder;
 mod decoder;
+mod entry;
 
 pub use builder::{BlockBuilder, BlockSealer, encode_block};
 pub use decoder::{Block, BlockCursor, BlockGet};

@@ -112,3 +112,40 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn long_keys_and_values_take_the_checked_path_and_are_still_found() {
+    // Key lengths of 128+ bytes and value lengths of three varint bytes are outside the
+    // header fast path: lookups and the cursor must fall back, not misread or skip them.
+    let value_lens = [0usize, 1, 127, 128, 16_383, 16_384, 20_000];
+    let key_lens = [1usize, 20, 127, 128, 200, 300];
+    let mut entries = Vec::new();
+    for (i, &key_len) in key_lens.iter().enumerate() {
+        for (j, &value_len) in value_lens.iter().enumerate() {
+            let mut key = vec![b'k'; key_len];
+            key.push(u8::try_from(i * value_lens.len() + j).unwrap());
+            let seq = (1u64 << 40) + j as u64;
+            entries.push(SstEntry {
+                key,
+                seq,
+                kind: ValueKind::Put,
+                value: vec![u8::try_from(j).unwrap(); value_len],
+            });
+        }
+    }
+    entries.sort_by(|a, b| a.key.cmp(&b.key).then(b.seq.cmp(&a.seq)));
+    for interval in [1, 3, 8, 16] {
+        let block = Arc::new(block_of(&entries, interval));
+        for e in &entries {
+            let (found, _) = got(&block, &e.key, Seq::MAX);
+            assert_eq!(found.as_ref(), Some(e), "interval {interval}");
+        }
+        let mut cursor = BlockCursor::new(Arc::clone(&block));
+        for e in &entries {
+            assert!(cursor.advance().unwrap());
+            assert_eq!((cursor.key(), cursor.seq()), (e.key.as_slice(), e.seq));
+            assert_eq!(cursor.value(), e.value.as_slice());
+        }
+        assert!(!cursor.advance().unwrap());
+    }
+}
