@@ -18,7 +18,7 @@ use crate::codec::format::{HEADER_FIXED_LEN, TICKS_LEN};
 use crate::codec::key;
 use crate::codec::property::PropertyReader;
 use crate::model::{PartitionKey, RowKey};
-use crate::query::{EncodedEntity, Filter, KeyScope, Plan};
+use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan};
 
 /// Value buffers larger than this (a rare huge entity) are freed rather than kept per thread.
 const MAX_REUSED_BUFFER: usize = 64 << 10;
@@ -104,29 +104,37 @@ impl Table {
         let budget = inner.options.page_time_budget;
         let snapshot = inner.engine.snapshot();
         let (mut examined, mut returned) = (0u32, 0usize);
+        // Keys are checked as UTF-8 only where something reads them: the scope check, a
+        // residual comparing a key, a page's token, and every match.
+        let keys_read = !exact_range || plan.residual.as_ref().is_some_and(reads_keys);
         let mut cursor = snapshot.range(&start[..]..&end[..]);
         while cursor.advance().map_err(TableError::from)? {
             let (engine_key, value) = (cursor.key(), cursor.value());
             let out_of_time = examined > 0
                 && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
                 && started.elapsed() >= budget;
-            let (pk, rk) = split(table_id, engine_key)?;
             if returned >= limit || out_of_time {
+                let (pk, rk) = split(table_id, engine_key)?;
                 return Ok(Some(ContinuationToken {
                     next_partition_key: pk.to_owned(),
                     next_row_key: rk.to_owned(),
                 }));
             }
             examined = examined.wrapping_add(1);
+            let (pk, rk) = if keys_read {
+                split(table_id, engine_key)?
+            } else {
+                ("", "")
+            };
             if !exact_range && !plan.scope.contains(pk, rk) {
                 continue;
             }
-            let row = row_ref(table_id, engine_key, pk, rk, value)?;
             if let Some(residual) = &plan.residual {
                 let encoded = EncodedEntity {
                     partition_key: pk,
                     row_key: rk,
-                    reader: row.properties,
+                    reader: PropertyReader::new(value)
+                        .map_err(|source| row::corrupt(table_id, engine_key, source))?,
                 };
                 let matched = residual
                     .matches(&encoded)
@@ -135,11 +143,20 @@ impl Table {
                     continue;
                 }
             }
-            visit(&row)?;
+            let (pk, rk) = split(table_id, engine_key)?;
+            visit(&row_ref(table_id, engine_key, pk, rk, value)?)?;
             returned += 1;
         }
         Ok(None)
     }
+}
+
+/// Whether `filter` compares PartitionKey or RowKey.
+fn reads_keys(filter: &Filter) -> bool {
+    filter
+        .fields()
+        .iter()
+        .any(|field| matches!(field, Field::PartitionKey | Field::RowKey))
 }
 
 fn bad_key() -> CodecError {

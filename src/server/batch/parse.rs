@@ -56,6 +56,9 @@ impl BatchOperation<'_> {
 /// Header lines of a part (name, value; both trimmed), in order.
 pub type Headers<'b> = Vec<(&'b str, &'b str)>;
 
+/// Header lines a part usually has (MIME headers or an embedded request's).
+const PART_HEADERS_GUESS: usize = 4;
+
 fn invalid(reason: impl Into<String>) -> ServerError {
     ServerError::invalid(reason)
 }
@@ -191,16 +194,26 @@ fn split_headers(part: &[u8]) -> Result<(Headers<'_>, &[u8])> {
     };
     let head = std::str::from_utf8(head.unwrap_or_default())
         .map_err(|_| invalid("a part's headers are not UTF-8"))?;
-    let mut headers = Vec::new();
-    for line in head.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+    let mut headers = Vec::with_capacity(PART_HEADERS_GUESS);
+    // Lines are cut with memchr: the general `lines` and `split_once` searchers cost more
+    // than the rest of reading a part.
+    let mut rest = head;
+    while !rest.is_empty() {
+        let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
+        let line = rest.get(..end).unwrap_or_default().trim_end();
+        rest = rest.get(end + 1..).unwrap_or_default();
+        if line.is_empty() {
+            continue;
+        }
         if headers.len() == PART_MAX_HEADERS {
             return Err(invalid(format!(
                 "a part has more than {PART_MAX_HEADERS} headers"
             )));
         }
-        let (name, value) = line
-            .split_once(':')
+        let colon = memchr::memchr(b':', line.as_bytes())
             .ok_or_else(|| invalid(format!("malformed part header line {:?}", excerpt(line))))?;
+        let name = line.get(..colon).unwrap_or_default();
+        let value = line.get(colon + 1..).unwrap_or_default();
         headers.push((name.trim(), value.trim()));
     }
     Ok((headers, content.unwrap_or_default()))
