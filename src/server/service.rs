@@ -2,6 +2,7 @@
 //! async side, reads the body under its cap and deadline, then runs the operation on a
 //! blocking worker (the table layer does synchronous, possibly syncing, I/O).
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::header::{CACHE_CONTROL, HeaderName, HeaderValue, X_CONTENT_TYPE_OPTIONS};
+use hyper::header::{
+    CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderName, HeaderValue, LOCATION, X_CONTENT_TYPE_OPTIONS,
+};
 use hyper::{HeaderMap, Request, Response, StatusCode};
 
 use super::acl;
@@ -219,6 +222,16 @@ async fn read_body(body: Incoming, headers: &HeaderMap, limit: usize) -> Result<
     }
 }
 
+/// The header `name` (lower-case), without parsing the names every response carries.
+fn header_name(name: &'static str) -> Option<HeaderName> {
+    Some(match name {
+        "content-type" => CONTENT_TYPE,
+        "etag" => ETAG,
+        "location" => LOCATION,
+        _ => return HeaderName::from_bytes(name.as_bytes()).ok(),
+    })
+}
+
 /// Turns a reply into a hyper response with the headers every response carries.
 fn into_response(reply: Reply, request_id: &str) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(reply.body)));
@@ -243,10 +256,13 @@ fn into_response(reply: Reply, request_id: &str) -> Response<Full<Bytes>> {
     for (name, value) in reply.headers {
         // Every value written is ASCII by construction; one that is not is dropped rather
         // than failing the response.
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::try_from(value),
-        ) {
+        let value = match value {
+            // Borrowed values are the handlers' string literals (content types, preference
+            // names), all visible ASCII, which `from_static` takes without a copy.
+            Cow::Borrowed(text) => Ok(HeaderValue::from_static(text)),
+            Cow::Owned(text) => HeaderValue::try_from(text),
+        };
+        if let (Some(name), Ok(value)) = (header_name(name), value) {
             headers.append(name, value);
         }
     }

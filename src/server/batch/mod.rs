@@ -403,8 +403,5 @@ fn close_response(ctx: &Context<'_>, changeset: bool, mut out: String) -> Reply 
         let _ = write!(out, "--changesetresponse_{id}--\r\n");
     }
     let _ = write!(out, "--batchresponse_{id}--\r\n");
-    Reply::status(202).body(
-        &format!("multipart/mixed; boundary=batchresponse_{id}"),
-        out,
-    )
+    Reply::status(202).body(format!("multipart/mixed; boundary=batchresponse_{id}"), out)
 }

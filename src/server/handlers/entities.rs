@@ -5,13 +5,15 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::{Context, preference_applied};
 use crate::codec::CodecError;
+use crate::model::DateTime;
 use crate::server::auth::Access;
 use crate::server::error::{Result, ServerError};
 use crate::server::json::{
-    self, Links, key_predicate, parse_entity, write_entity, write_row, write_str_parts,
+    self, Links, key_predicate, parse_entity, write_entity, write_etag_text, write_row,
+    write_str_parts,
 };
 use crate::server::reply::Reply;
-use crate::table::{ContinuationToken, ETag, Query, RowRef, StoredEntity};
+use crate::table::{ContinuationToken, Query, RowRef, StoredEntity};
 
 /// Prefix of the continuation key form this server writes: version 1, then base64url of
 /// the key, so any key survives a header and a query string.
@@ -19,6 +21,9 @@ const CONTINUATION_PREFIX: &str = "1!";
 
 /// Initial room for one entity's JSON: most fit, so bodies are not regrown as they are written.
 const ENTITY_JSON_GUESS_BYTES: usize = 512;
+
+/// Length of an ETag header value (`W/"datetime'` + timestamp with `%3A` + `'"`).
+const ETAG_TEXT_LEN: usize = 48;
 
 /// Initial room for a query page's JSON: a page of typical entities fits without regrowing.
 const QUERY_JSON_GUESS_BYTES: usize = 64 << 10;
@@ -89,7 +94,7 @@ fn write_reply(ctx: &Context<'_>, table: &str, stored: &StoredEntity, created: b
     } else {
         Reply::status(204).header("dataserviceid", address.clone())
     };
-    let reply = reply.header("etag", stored.etag.to_string());
+    let reply = reply.header("etag", etag_text(stored.timestamp()));
     let reply = if created {
         reply.header("location", address)
     } else {
@@ -143,7 +148,7 @@ pub fn update(
         (true, Some(condition)) => handle.merge(&entity, condition)?,
         (true, None) => handle.insert_or_merge(&entity)?,
     };
-    Ok(Reply::status(204).header("etag", etag.to_string()))
+    Ok(Reply::status(204).header("etag", etag_text(etag.timestamp())))
 }
 
 /// Delete Entity: `DELETE /{account}/{table}(PartitionKey='..',RowKey='..')`; `If-Match` is
@@ -195,8 +200,15 @@ pub fn get(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply> {
                 .map_err(|source| corrupt(table, row, source))
         })??;
     Ok(Reply::status(200)
-        .header("etag", ETag::from_timestamp(timestamp).to_string())
+        .header("etag", etag_text(timestamp))
         .body(ctx.metadata.content_type(), out))
+}
+
+/// The `ETag` header value of an entity written at `timestamp`.
+fn etag_text(timestamp: DateTime) -> String {
+    let mut text = String::with_capacity(ETAG_TEXT_LEN);
+    write_etag_text(&mut text, timestamp);
+    text
 }
 
 /// The error of a stored row whose bytes cannot be written out.
