@@ -21,6 +21,7 @@
 //! every input yields operations or a [`ServerError::InvalidInput`] naming what is wrong.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use memchr::memmem;
 
@@ -55,6 +56,14 @@ impl BatchOperation<'_> {
 
 /// Header lines of a part (name, value; both trimmed), in order.
 pub type Headers<'b> = Vec<(&'b str, &'b str)>;
+
+/// The blank line that ends a part's headers, searchers built once (building one per part
+/// cost as much as the search).
+static CRLF_BLANK_LINE: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"\r\n\r\n"));
+/// The same with bare line feeds.
+static LF_BLANK_LINE: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"\n\n"));
 
 /// Header lines a part usually has (MIME headers or an embedded request's).
 const PART_HEADERS_GUESS: usize = 4;
@@ -184,9 +193,9 @@ fn find_delimiter(finder: &memmem::Finder<'_>, text: &[u8]) -> Option<usize> {
 
 /// Splits a part into its header lines and content at the first blank line.
 fn split_headers(part: &[u8]) -> Result<(Headers<'_>, &[u8])> {
-    let (head, content) = match memmem::find(part, b"\r\n\r\n") {
+    let (head, content) = match CRLF_BLANK_LINE.find(part) {
         Some(at) => (part.get(..at), part.get(at + 4..)),
-        None => match memmem::find(part, b"\n\n") {
+        None => match LF_BLANK_LINE.find(part) {
             Some(at) => (part.get(..at), part.get(at + 2..)),
             // A part of headers only, without a blank line.
             None => (Some(part), Some(&[][..])),
@@ -200,7 +209,8 @@ fn split_headers(part: &[u8]) -> Result<(Headers<'_>, &[u8])> {
     let mut rest = head;
     while !rest.is_empty() {
         let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
-        let line = rest.get(..end).unwrap_or_default().trim_end();
+        // Header whitespace is ASCII (RFC 9110 OWS); the ASCII trims skip Unicode tables.
+        let line = rest.get(..end).unwrap_or_default().trim_ascii_end();
         rest = rest.get(end + 1..).unwrap_or_default();
         if line.is_empty() {
             continue;
@@ -214,7 +224,7 @@ fn split_headers(part: &[u8]) -> Result<(Headers<'_>, &[u8])> {
             .ok_or_else(|| invalid(format!("malformed part header line {:?}", excerpt(line))))?;
         let name = line.get(..colon).unwrap_or_default();
         let value = line.get(colon + 1..).unwrap_or_default();
-        headers.push((name.trim(), value.trim()));
+        headers.push((name.trim_ascii(), value.trim_ascii()));
     }
     Ok((headers, content.unwrap_or_default()))
 }
