@@ -33,7 +33,7 @@ pub fn batch_parse(data: &[u8]) {
     for operation in &operations {
         assert!(!operation.method.is_empty(), "an operation without a verb");
         assert!(operation.path.starts_with('/'), "a path not in origin form");
-        let _ = route::parse(&operation.path, operation.query.as_deref());
-        let _ = crate::server::json::parse_entity(&operation.body, None);
+        let _ = route::parse(operation.path, operation.query);
+        let _ = crate::server::json::parse_entity(operation.body, None);
     }
 }

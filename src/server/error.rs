@@ -85,6 +85,20 @@ pub enum ServerError {
         /// What happened.
         reason: String,
     },
+    /// A stored row could not be written out (its property bytes are corrupt).
+    #[error(
+        "the stored entity ({partition_key:?}, {row_key:?}) of table {table:?} is corrupt: {source}"
+    )]
+    CorruptRow {
+        /// The table.
+        table: String,
+        /// The row's PartitionKey.
+        partition_key: String,
+        /// The row's RowKey.
+        row_key: String,
+        /// What is wrong with its bytes.
+        source: Box<crate::codec::CodecError>,
+    },
     /// The server failed (a worker died): never the client's fault.
     #[error("internal server error: {reason}")]
     Internal {
@@ -115,7 +129,7 @@ impl ServerError {
             Self::InvalidXmlDocument { .. } => "InvalidXmlDocument",
             Self::MissingRequiredHeader { .. } => "MissingRequiredHeader",
             Self::RequestBodyTooLarge { .. } => "RequestBodyTooLarge",
-            Self::Internal { .. } => "InternalError",
+            Self::Internal { .. } | Self::CorruptRow { .. } => "InternalError",
         }
     }
 
@@ -128,7 +142,7 @@ impl ServerError {
             Self::UrlTooLong { .. } => 414,
             Self::UnsupportedHttpVerb { .. } => 405,
             Self::RequestBodyTooLarge { .. } => 413,
-            Self::Internal { .. } => 500,
+            Self::Internal { .. } | Self::CorruptRow { .. } => 500,
             Self::InvalidUri { .. }
             | Self::InvalidInput { .. }
             | Self::InvalidHeaderValue { .. }

@@ -1,5 +1,7 @@
 //! Responses before they become HTTP: status, headers, body; and the service's error body.
 
+use std::borrow::Cow;
+
 use super::error::ServerError;
 use super::json::write_str;
 use crate::model::DateTime;
@@ -14,8 +16,8 @@ const ERROR_CONTENT_TYPE: &str =
 pub struct Reply {
     /// HTTP status code.
     pub status: u16,
-    /// Extra headers, in order.
-    pub headers: Vec<(&'static str, String)>,
+    /// Extra headers, in order (static values are sent without a copy).
+    pub headers: Vec<(&'static str, Cow<'static, str>)>,
     /// The body.
     pub body: Vec<u8>,
 }
@@ -33,15 +35,19 @@ impl Reply {
 
     /// Adds a header.
     #[must_use]
-    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+    pub fn header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Self {
         self.headers.push((name, value.into()));
         self
     }
 
     /// Sets the body and its content type.
     #[must_use]
-    pub fn body(mut self, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
-        self.headers.push(("content-type", content_type.to_owned()));
+    pub fn body(
+        mut self,
+        content_type: impl Into<Cow<'static, str>>,
+        body: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.headers.push(("content-type", content_type.into()));
         self.body = body.into();
         self
     }

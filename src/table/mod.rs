@@ -19,6 +19,7 @@ pub mod limits;
 mod locks;
 mod ops;
 mod options;
+mod raw;
 mod row;
 mod rows;
 mod scan;

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use super::auth::Access;
 use super::error::{Result, ServerError};
 use super::handlers::{Context, parse_if_match, prefer_content};
-use super::json::{Links, key_predicate, parse_entity, write_entity};
+use super::json::{Links, parse_entity, write_entity, write_etag_text, write_key_predicate};
 use super::reply::{Reply, error_body};
 use super::route::{self, Resource};
 use crate::model::{PartitionKey, RowKey};
@@ -69,10 +69,10 @@ pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
     let outcome = if changeset {
         run_changeset(ctx, &operations)
     } else {
-        run_get(ctx, &operations)
+        run_get(ctx, &operations).map(|part| respond(ctx, changeset, &[part]))
     };
     match outcome {
-        Ok(parts) => Ok(respond(ctx, changeset, &parts)),
+        Ok(reply) => Ok(reply),
         Err(
             error @ (ServerError::AuthorizationPermissionMismatch { .. }
             | ServerError::AuthenticationFailed { .. }),
@@ -94,7 +94,8 @@ fn error_part(ctx: &Context<'_>, error: &ServerError) -> Part {
     }
 }
 
-/// One response part.
+/// One response part of an error or a lone GET (the parts of a successful changeset are
+/// written straight into the response).
 #[derive(Debug)]
 struct Part {
     status: u16,
@@ -104,8 +105,8 @@ struct Part {
 }
 
 /// The table, keys and entity an operation names.
-fn target_of(op: &BatchOperation) -> Result<(String, Option<(String, String)>)> {
-    let target = route::parse(&op.path, op.query.as_deref())?;
+fn target_of(op: &BatchOperation<'_>) -> Result<(String, Option<(String, String)>)> {
+    let target = route::parse(op.path, op.query)?;
     match target.resource {
         Resource::Entities(table) => Ok((table, None)),
         Resource::Entity {
@@ -120,7 +121,7 @@ fn target_of(op: &BatchOperation) -> Result<(String, Option<(String, String)>)> 
     }
 }
 
-fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation]) -> Result<Vec<Part>> {
+fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result<Reply> {
     let mut table_name: Option<String> = None;
     let mut batch = None;
     let mut prepared = Vec::with_capacity(operations.len());
@@ -138,7 +139,7 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation]) -> Result<Vec
             }
             let keys = url_keys.as_ref().map(|(pk, rk)| (pk.as_str(), rk.as_str()));
             let if_match = parse_if_match(op.header("if-match"))?;
-            let (kind, access) = match (op.method.as_str(), if_match) {
+            let (kind, access) = match (op.method.as_ref(), if_match) {
                 ("POST", _) if keys.is_none() => (Op::Insert, Access::Add),
                 ("PUT", Some(c)) => (Op::Replace(c), Access::Update),
                 ("PUT", None) => (Op::InsertOrReplace, Access::Upsert),
@@ -158,7 +159,7 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation]) -> Result<Vec
                 (Op::Delete(_), Some((pk, rk))) => {
                     crate::model::Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?)
                 }
-                _ => parse_entity(&op.body, keys)?,
+                _ => parse_entity(op.body, keys)?,
             };
             let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
             ctx.principal
@@ -175,7 +176,13 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation]) -> Result<Vec
                 }
                 .into());
             }
-            prepared.push((entity.clone(), op, matches!(kind, Op::Insert)));
+            // An insert answers with its entity; the others need only its keys.
+            let kept = if matches!(kind, Op::Insert) {
+                entity.clone()
+            } else {
+                crate::model::Entity::new(entity.partition_key().clone(), entity.row_key().clone())
+            };
+            prepared.push((kept, op, matches!(kind, Op::Insert)));
             match kind {
                 Op::Insert => batch.insert(entity),
                 Op::Replace(c) => batch.replace(entity, c),
@@ -193,72 +200,89 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation]) -> Result<Vec
     };
     let table = table_name.unwrap_or_default();
     let etags = batch.submit()?;
-    Ok(prepared
-        .into_iter()
-        .zip(etags)
-        .map(|((entity, op, insert), etag)| success_part(ctx, &table, entity, op, insert, etag))
-        .collect())
+    let mut out = open_response(ctx, true, prepared.len());
+    for ((entity, op, insert), etag) in prepared.into_iter().zip(etags) {
+        write_success_part(&mut out, ctx, &table, entity, op, insert, etag);
+    }
+    Ok(close_response(ctx, true, out))
 }
 
-/// The response part of a successful operation.
-fn success_part(
+/// Writes the response part of a successful operation.
+fn write_success_part(
+    out: &mut String,
     ctx: &Context<'_>,
     table: &str,
     mut entity: crate::model::Entity,
-    op: &BatchOperation,
+    op: &BatchOperation<'_>,
     insert: bool,
     etag: Option<ETag>,
-) -> Part {
-    let mut headers = Vec::new();
-    let mut status = 204;
-    let mut body = String::new();
-    if let Some(etag) = etag {
-        headers.push(("ETag", etag.to_string()));
-        let address = format!(
-            "{}/{table}({})",
-            ctx.base,
-            key_predicate(entity.partition_key().as_str(), entity.row_key().as_str())
-        );
-        let prefer = prefer_content(op.header("prefer"));
-        if insert {
-            if prefer == Some(false) {
-                headers.push(("Preference-Applied", "return-no-content".to_owned()));
-                headers.push(("DataServiceId", address.clone()));
-            } else {
-                if prefer == Some(true) {
-                    headers.push(("Preference-Applied", "return-content".to_owned()));
-                }
-                status = 201;
-                entity.set_timestamp(etag.timestamp());
-                let links = Links {
-                    base: ctx.base,
-                    account: &ctx.target.account,
-                    table,
-                };
-                write_entity(
-                    &mut body,
-                    &StoredEntity { entity, etag },
-                    ctx.metadata,
-                    &links,
-                    false,
-                );
-                headers.push(("Content-Type", ctx.metadata.content_type().to_owned()));
-            }
-            headers.push(("Location", address));
-        } else {
-            headers.push(("DataServiceId", address));
-        }
+) {
+    let Some(etag) = etag else {
+        write_part_head(out, ctx, true, op.content_id, 204);
+        out.push_str("\r\n\r\n");
+        return;
+    };
+    let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
+    let address = |out: &mut String| {
+        out.push_str(ctx.base);
+        out.push('/');
+        out.push_str(table);
+        out.push('(');
+        write_key_predicate(out, pk, rk);
+        out.push_str(")\r\n");
+    };
+    let prefer = prefer_content(op.header("prefer"));
+    let content = insert && prefer != Some(false);
+    write_part_head(
+        out,
+        ctx,
+        true,
+        op.content_id,
+        if content { 201 } else { 204 },
+    );
+    out.push_str("ETag: ");
+    write_etag_text(out, etag.timestamp());
+    out.push_str("\r\n");
+    if !insert {
+        out.push_str("DataServiceId: ");
+        address(out);
+        out.push_str("\r\n\r\n");
+        return;
     }
-    Part {
-        status,
-        headers,
-        content_id: op.content_id.clone(),
-        body,
+    if content {
+        if prefer == Some(true) {
+            out.push_str("Preference-Applied: return-content\r\n");
+        }
+        out.push_str("Content-Type: ");
+        out.push_str(ctx.metadata.content_type());
+        out.push_str("\r\nLocation: ");
+        address(out);
+        out.push_str("\r\n");
+        entity.set_timestamp(etag.timestamp());
+        let links = Links {
+            base: ctx.base,
+            account: &ctx.target.account,
+            table,
+        };
+        write_entity(
+            out,
+            &StoredEntity { entity, etag },
+            ctx.metadata,
+            &links,
+            false,
+        );
+        out.push_str("\r\n");
+    } else {
+        out.push_str("Preference-Applied: return-no-content\r\nDataServiceId: ");
+        address(out);
+        out.push_str("Location: ");
+        address(out);
+        out.push_str("\r\n\r\n");
     }
 }
 
 /// A batch holding a single GET: a point read, answered as one part.
-fn run_get(ctx: &Context<'_>, operations: &[BatchOperation]) -> Result<Vec<Part>> {
+fn run_get(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result<Part> {
     let Some(op) = operations.first() else {
         return Err(ServerError::invalid("the batch holds no operation"));
     };
@@ -284,15 +308,15 @@ fn run_get(ctx: &Context<'_>, operations: &[BatchOperation]) -> Result<Vec<Part>
         table: &table,
     };
     write_entity(&mut body, &stored, ctx.metadata, &links, false);
-    Ok(vec![Part {
+    Ok(Part {
         status: 200,
         headers: vec![
             ("Content-Type", ctx.metadata.content_type().to_owned()),
             ("ETag", stored.etag.to_string()),
         ],
-        content_id: op.content_id.clone(),
+        content_id: op.content_id.map(str::to_owned),
         body,
-    }])
+    })
 }
 
 /// Reason phrases of the statuses a part can carry.
@@ -311,45 +335,73 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
+/// Bytes reserved per part of a response (its headers and a typical entity).
+const PART_GUESS_BYTES: usize = 640;
+
 /// The 202 multipart response holding `parts` (inside a changeset response unless the batch
 /// was a lone GET).
 fn respond(ctx: &Context<'_>, changeset: bool, parts: &[Part]) -> Reply {
-    let batch_boundary = format!("batchresponse_{}", ctx.request_id);
-    let changeset_boundary = format!("changesetresponse_{}", ctx.request_id);
-    let inner = if changeset {
-        &changeset_boundary
-    } else {
-        &batch_boundary
-    };
-    let mut out = String::new();
-    if changeset {
-        let _ = write!(
-            out,
-            "--{batch_boundary}\r\nContent-Type: multipart/mixed; boundary={changeset_boundary}\r\n\r\n"
-        );
-    }
+    let mut out = open_response(ctx, changeset, parts.len());
     for part in parts {
-        let _ = write!(
-            out,
-            "--{inner}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n"
-        );
-        if let Some(id) = &part.content_id {
-            let _ = write!(out, "Content-ID: {id}\r\n");
-        }
-        let _ = write!(
-            out,
-            "\r\nHTTP/1.1 {} {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+        write_part_head(
+            &mut out,
+            ctx,
+            changeset,
+            part.content_id.as_deref(),
             part.status,
-            reason(part.status)
         );
         for (name, value) in &part.headers {
             let _ = write!(out, "{name}: {value}\r\n");
         }
         let _ = write!(out, "\r\n{}\r\n", part.body);
     }
+    close_response(ctx, changeset, out)
+}
+
+/// A response body sized for `parts` parts, opened with the changeset header if any.
+fn open_response(ctx: &Context<'_>, changeset: bool, parts: usize) -> String {
+    let mut out = String::with_capacity(parts.saturating_add(1) * PART_GUESS_BYTES);
     if changeset {
-        let _ = write!(out, "--{changeset_boundary}--\r\n");
+        let id = ctx.request_id;
+        let _ = write!(
+            out,
+            "--batchresponse_{id}\r\nContent-Type: multipart/mixed; boundary=changesetresponse_{id}\r\n\r\n"
+        );
     }
-    let _ = write!(out, "--{batch_boundary}--\r\n");
-    Reply::status(202).body(&format!("multipart/mixed; boundary={batch_boundary}"), out)
+    out
+}
+
+/// The delimiter line, MIME headers, status line and fixed headers of one part.
+fn write_part_head(
+    out: &mut String,
+    ctx: &Context<'_>,
+    changeset: bool,
+    content_id: Option<&str>,
+    status: u16,
+) {
+    out.push_str(if changeset {
+        "--changesetresponse_"
+    } else {
+        "--batchresponse_"
+    });
+    out.push_str(ctx.request_id);
+    out.push_str("\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n");
+    if let Some(id) = content_id {
+        let _ = write!(out, "Content-ID: {id}\r\n");
+    }
+    let _ = write!(
+        out,
+        "\r\nHTTP/1.1 {status} {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+        reason(status)
+    );
+}
+
+/// Closes the response body and makes it the 202 reply.
+fn close_response(ctx: &Context<'_>, changeset: bool, mut out: String) -> Reply {
+    let id = ctx.request_id;
+    if changeset {
+        let _ = write!(out, "--changesetresponse_{id}--\r\n");
+    }
+    let _ = write!(out, "--batchresponse_{id}--\r\n");
+    Reply::status(202).body(format!("multipart/mixed; boundary=batchresponse_{id}"), out)
 }

@@ -4,11 +4,16 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::{Context, preference_applied};
+use crate::codec::CodecError;
+use crate::model::DateTime;
 use crate::server::auth::Access;
 use crate::server::error::{Result, ServerError};
-use crate::server::json::{self, Links, key_predicate, parse_entity, write_entity};
+use crate::server::json::{
+    self, Links, key_predicate, parse_entity, write_entity, write_etag_text, write_row,
+    write_str_parts,
+};
 use crate::server::reply::Reply;
-use crate::table::{ContinuationToken, Query, StoredEntity};
+use crate::table::{ContinuationToken, Query, RowRef, StoredEntity};
 
 /// Prefix of the continuation key form this server writes: version 1, then base64url of
 /// the key, so any key survives a header and a query string.
@@ -16,6 +21,12 @@ const CONTINUATION_PREFIX: &str = "1!";
 
 /// Initial room for one entity's JSON: most fit, so bodies are not regrown as they are written.
 const ENTITY_JSON_GUESS_BYTES: usize = 512;
+
+/// Length of an ETag header value (`W/"datetime'` + timestamp with `%3A` + `'"`).
+const ETAG_TEXT_LEN: usize = 48;
+
+/// Initial room for a query page's JSON: a page of typical entities fits without regrowing.
+const QUERY_JSON_GUESS_BYTES: usize = 64 << 10;
 
 /// The header form of one continuation key.
 #[must_use]
@@ -83,7 +94,7 @@ fn write_reply(ctx: &Context<'_>, table: &str, stored: &StoredEntity, created: b
     } else {
         Reply::status(204).header("dataserviceid", address.clone())
     };
-    let reply = reply.header("etag", stored.etag.to_string());
+    let reply = reply.header("etag", etag_text(stored.timestamp()));
     let reply = if created {
         reply.header("location", address)
     } else {
@@ -137,7 +148,7 @@ pub fn update(
         (true, Some(condition)) => handle.merge(&entity, condition)?,
         (true, None) => handle.insert_or_merge(&entity)?,
     };
-    Ok(Reply::status(204).header("etag", etag.to_string()))
+    Ok(Reply::status(204).header("etag", etag_text(etag.timestamp())))
 }
 
 /// Delete Entity: `DELETE /{account}/{table}(PartitionKey='..',RowKey='..')`; `If-Match` is
@@ -168,7 +179,8 @@ fn select_list(select: Option<&str>) -> Option<Vec<String>> {
     })
 }
 
-/// Point query: `GET /{account}/{table}(PartitionKey='..',RowKey='..')`.
+/// Point query: `GET /{account}/{table}(PartitionKey='..',RowKey='..')`, written straight
+/// from the stored row.
 pub fn get(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply> {
     ctx.principal
         .authorize(Access::Read, Some(table), Some(key))?;
@@ -176,16 +188,37 @@ pub fn get(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply> {
     let names: Option<Vec<&str>> = select
         .as_ref()
         .map(|names| names.iter().map(String::as_str).collect());
-    let stored = ctx
+    let links = links(ctx, table);
+    let mut out = String::with_capacity(ENTITY_JSON_GUESS_BYTES);
+    let timestamp = ctx
         .state
         .account
         .table(table)?
-        .get(key.0, key.1, names.as_deref())?;
-    let mut out = String::with_capacity(ENTITY_JSON_GUESS_BYTES);
-    write_entity(&mut out, &stored, ctx.metadata, &links(ctx, table), false);
+        .get_row(key.0, key.1, |row| {
+            write_row(&mut out, row, ctx.metadata, &links, false, names.as_deref())
+                .map(|()| row.timestamp)
+                .map_err(|source| corrupt(table, row, source))
+        })??;
     Ok(Reply::status(200)
-        .header("etag", stored.etag.to_string())
+        .header("etag", etag_text(timestamp))
         .body(ctx.metadata.content_type(), out))
+}
+
+/// The `ETag` header value of an entity written at `timestamp`.
+fn etag_text(timestamp: DateTime) -> String {
+    let mut text = String::with_capacity(ETAG_TEXT_LEN);
+    write_etag_text(&mut text, timestamp);
+    text
+}
+
+/// The error of a stored row whose bytes cannot be written out.
+fn corrupt(table: &str, row: &RowRef<'_>, source: CodecError) -> ServerError {
+    ServerError::CorruptRow {
+        table: table.to_owned(),
+        partition_key: row.partition_key.to_owned(),
+        row_key: row.row_key.to_owned(),
+        source: Box::new(source),
+    }
 }
 
 /// Query Entities: `GET /{account}/{table}()` with `$filter`, `$select`, `$top` and the
@@ -210,36 +243,37 @@ pub fn query(ctx: &Context<'_>, table: &str) -> Result<Reply> {
             ctx.target.param("NextRowKey"),
         )?,
     };
-    let page = ctx.state.account.table(table)?.query(&query)?;
+    let names: Option<Vec<&str>> = query
+        .select
+        .as_ref()
+        .map(|names| names.iter().map(String::as_str).collect());
     let range = ctx.principal.range();
     let links = links(ctx, table);
-    let mut out =
-        String::with_capacity(page.entities.len().saturating_add(1) * ENTITY_JSON_GUESS_BYTES);
+    // One buffer for the whole page, each entity written from its stored bytes as the scan
+    // passes it.
+    let mut out = String::with_capacity(QUERY_JSON_GUESS_BYTES);
     out.push('{');
     if ctx.metadata != json::Metadata::None {
         out.push_str("\"odata.metadata\":");
-        json::write_str(&mut out, &format!("{}/$metadata#{table}", ctx.base));
+        write_str_parts(&mut out, &[ctx.base, "/$metadata#", table]);
         out.push(',');
     }
     out.push_str("\"value\":[");
     let mut first = true;
-    for stored in &page.entities {
-        let (pk, rk) = (
-            stored.entity.partition_key().as_str(),
-            stored.entity.row_key().as_str(),
-        );
-        if range.is_some_and(|range| !range.contains(pk, rk)) {
-            continue;
+    let continuation = ctx.state.account.table(table)?.query_rows(&query, |row| {
+        if range.is_some_and(|range| !range.contains(row.partition_key, row.row_key)) {
+            return Ok(());
         }
         if !first {
             out.push(',');
         }
         first = false;
-        write_entity(&mut out, stored, ctx.metadata, &links, true);
-    }
+        write_row(&mut out, row, ctx.metadata, &links, true, names.as_deref())
+            .map_err(|source| corrupt(table, row, source))
+    })?;
     out.push_str("]}");
     let mut reply = Reply::status(200);
-    if let Some(token) = &page.continuation {
+    if let Some(token) = &continuation {
         reply = reply
             .header(
                 "x-ms-continuation-NextPartitionKey",

@@ -76,7 +76,7 @@ pub fn query(ctx: &Context<'_>) -> Result<Reply> {
     out.push_str("]}");
     let mut reply = Reply::status(200);
     if let Some(next) = &page.next_table_name {
-        reply = reply.header("x-ms-continuation-NextTableName", next.as_str());
+        reply = reply.header("x-ms-continuation-NextTableName", next.as_str().to_owned());
     }
     Ok(reply.body(ctx.metadata.content_type(), out))
 }

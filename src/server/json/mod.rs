@@ -1,0 +1,237 @@
+//! Entities in the service's JSON forms: reading request bodies into [`Entity`] and writing
+//! [`StoredEntity`] in `nometadata`, `minimalmetadata` or `fullmetadata`.
+
+mod read;
+mod write;
+
+pub use read::{Members, Scalar};
+pub use write::{
+    key_predicate, write_entity, write_etag_text, write_key_predicate, write_row, write_str,
+    write_str_parts,
+};
+
+use serde_json::Number;
+
+use super::error::{Result, ServerError};
+use crate::model::{EdmType, Entity, PartitionKey, PropertyName, RowKey, Value};
+
+/// Suffix of a type annotation key: `Prop@odata.type`.
+const TYPE_ANNOTATION_SUFFIX: &str = "@odata.type";
+/// Prefix of the OData control keys (`odata.etag`, `odata.metadata`, ...).
+const ODATA_PREFIX: &str = "odata.";
+
+/// How much OData metadata a JSON response carries (`Accept: application/json;odata=...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metadata {
+    /// Property values only.
+    None,
+    /// Plus `odata.metadata`, `odata.etag` and the type annotations JSON cannot infer.
+    Minimal,
+    /// Plus `odata.type`, `odata.id`, `odata.editLink` and every type annotation.
+    Full,
+}
+
+impl Metadata {
+    /// The level named by `$format` or an `Accept` header; bare `application/json`, an
+    /// absent header and anything unrecognised mean minimal, as the service answers.
+    #[must_use]
+    pub fn from_accept(accept: Option<&str>) -> Self {
+        let Some(accept) = accept else {
+            return Self::Minimal;
+        };
+        if accept.contains("odata=nometadata") {
+            Self::None
+        } else if accept.contains("odata=fullmetadata") {
+            Self::Full
+        } else {
+            Self::Minimal
+        }
+    }
+
+    /// The response `Content-Type` for this level.
+    #[must_use]
+    pub const fn content_type(self) -> &'static str {
+        match self {
+            Self::None => "application/json;odata=nometadata;streaming=true;charset=utf-8",
+            Self::Minimal => "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+            Self::Full => "application/json;odata=fullmetadata;streaming=true;charset=utf-8",
+        }
+    }
+}
+
+/// Where a response's OData links point: `http://{host}/{account}`.
+#[derive(Debug, Clone)]
+pub struct Links<'a> {
+    /// The service root, without a trailing slash.
+    pub base: &'a str,
+    /// The account name (the OData namespace of entity types).
+    pub account: &'a str,
+    /// The table name.
+    pub table: &'a str,
+}
+
+/// Parses a request body holding one entity. Keys may be supplied by the URL instead
+/// (`url_keys`), which then win; annotations (`Prop@odata.type`) type the values; `odata.*`
+/// keys and `Timestamp` are ignored (the account sets the Timestamp).
+///
+/// # Errors
+/// [`ServerError::InvalidInput`] for a body that is not a JSON object, missing or non-string
+/// keys, a value that does not fit its annotation; the model's errors for bad names, keys and
+/// values (as the table layer maps them).
+pub fn parse_entity(body: &[u8], url_keys: Option<(&str, &str)>) -> Result<Entity> {
+    let members = Members::parse(body)
+        .map_err(|error| ServerError::invalid(format!("the body is not valid JSON: {error}")))?
+        .ok_or_else(|| ServerError::invalid("the body is not a JSON object"))?;
+    entity_from_members(&members, url_keys)
+}
+
+/// Builds an entity from a parsed JSON object; see [`parse_entity`].
+///
+/// # Errors
+/// As [`parse_entity`].
+pub fn entity_from_members(
+    members: &Members<'_>,
+    url_keys: Option<(&str, &str)>,
+) -> Result<Entity> {
+    let key = |name: &str| -> Result<Option<&str>> {
+        match members.get(name) {
+            None | Some(Scalar::Null) => Ok(None),
+            Some(Scalar::Str(s)) => Ok(Some(s.as_ref())),
+            Some(_) => Err(ServerError::invalid(format!("{name} must be a string"))),
+        }
+    };
+    let body_pk = key("PartitionKey")?;
+    let body_rk = key("RowKey")?;
+    let (pk, rk) = match (url_keys, body_pk, body_rk) {
+        (Some((pk, rk)), _, _) => (pk, rk),
+        (None, Some(pk), Some(rk)) => (pk, rk),
+        (None, None, _) => return Err(ServerError::invalid("the entity has no PartitionKey")),
+        (None, _, None) => return Err(ServerError::invalid("the entity has no RowKey")),
+    };
+    let mut entity = Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?);
+    for (name, json) in members.iter() {
+        if name.starts_with(ODATA_PREFIX)
+            || name.ends_with(TYPE_ANNOTATION_SUFFIX)
+            || PropertyName::is_reserved(name)
+        {
+            continue;
+        }
+        let annotation = match members.get_suffixed(name, TYPE_ANNOTATION_SUFFIX) {
+            None => None,
+            Some(Scalar::Str(s)) => Some(s.as_ref()),
+            Some(_) => {
+                return Err(ServerError::invalid(format!(
+                    "{name}{TYPE_ANNOTATION_SUFFIX} must be a string"
+                )));
+            }
+        };
+        let value = property_value(name, json, annotation)?;
+        let property = PropertyName::new(name)?;
+        entity
+            .set_or_remove(property, value)
+            .map_err(|error| crate::table::TableError::from_model(error, pk, rk))?;
+    }
+    Ok(entity)
+}
+
+/// The value of property `name` given as `json` with an optional type annotation; `None` for
+/// null (a null property is absent).
+fn property_value(
+    name: &str,
+    json: &Scalar<'_>,
+    annotation: Option<&str>,
+) -> Result<Option<Value>> {
+    let mismatch = |edm: EdmType| {
+        ServerError::invalid(format!(
+            "the value of property {name:?} is not a valid {edm}"
+        ))
+    };
+    let value = match (annotation, json) {
+        (_, Scalar::Null) => return Ok(None),
+        (None, Scalar::Str(s)) => Value::string(s.as_ref())?,
+        (None, Scalar::Bool(b)) => Value::Boolean(*b),
+        (None, Scalar::Number(n)) => untyped_number(n),
+        (None, Scalar::Nested) => {
+            return Err(ServerError::invalid(format!(
+                "property {name:?} holds an array or object, which no EDM type carries"
+            )));
+        }
+        (Some(annotation), json) => {
+            let edm = EdmType::from_annotation(Some(annotation))?;
+            match (edm, json) {
+                (EdmType::Boolean, Scalar::Bool(b)) => Value::Boolean(*b),
+                (EdmType::Int32 | EdmType::Int64 | EdmType::Double, Scalar::Number(n)) => {
+                    typed_number(edm, n).ok_or_else(|| mismatch(edm))?
+                }
+                (_, Scalar::Str(s)) => Value::from_wire(edm, s)?,
+                _ => return Err(mismatch(edm)),
+            }
+        }
+    };
+    Ok(Some(value))
+}
+
+/// An unannotated number: an integer within Int32 is Int32, a larger integer Int64 (kept
+/// exact rather than rounded to a Double), anything else Double.
+fn untyped_number(n: &Number) -> Value {
+    if let Some(i) = n.as_i64() {
+        i32::try_from(i).map_or(Value::Int64(i), Value::Int32)
+    } else {
+        Value::Double(n.as_f64().unwrap_or(f64::NAN))
+    }
+}
+
+/// A number annotated as `edm`; `None` if it does not fit.
+fn typed_number(edm: EdmType, n: &Number) -> Option<Value> {
+    match edm {
+        EdmType::Int32 => n
+            .as_i64()
+            .and_then(|i| i32::try_from(i).ok())
+            .map(Value::Int32),
+        EdmType::Int64 => n.as_i64().map(Value::Int64),
+        EdmType::Double => n.as_f64().map(Value::Double),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write::{write_etag, write_str};
+    use crate::model::DateTime;
+    use crate::table::ETag;
+
+    #[test]
+    fn write_str_escapes_as_serde_json_does() {
+        let samples = [
+            "",
+            "plain",
+            "quote\" back\\slash",
+            "\n\r\t\u{0}\u{1f}\u{7f}",
+            "héllo \u{1F600} ünïcode\"end",
+            "\"",
+            "x\u{8}y",
+        ];
+        for text in samples {
+            let mut ours = String::new();
+            write_str(&mut ours, text);
+            let back: String = serde_json::from_str(&ours).expect("valid JSON");
+            assert_eq!(back, text, "{ours}");
+            if !text.contains(['\u{8}', '\u{0}', '\u{1f}']) {
+                assert_eq!(ours, serde_json::to_string(text).expect("serialisable"));
+            }
+        }
+    }
+
+    #[test]
+    fn write_etag_matches_the_etag_display() {
+        let fixed = [630_000_000_000_000_000, 638_000_000_000_000_123]
+            .map(|ticks| DateTime::from_ticks(ticks).expect("in range"));
+        for timestamp in fixed.into_iter().chain([DateTime::now()]) {
+            let mut ours = String::new();
+            write_etag(&mut ours, &timestamp.to_iso8601());
+            let mut expected = String::new();
+            write_str(&mut expected, &ETag::from_timestamp(timestamp).to_string());
+            assert_eq!(ours, expected);
+        }
+    }
+}

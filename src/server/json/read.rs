@@ -1,0 +1,234 @@
+//! A request body's JSON object as flat borrowed members: serde_json's parser (same syntax
+//! rules, numbers and error messages) without building a `Value` tree. Strings without
+//! escapes stay borrowed from the body; nested arrays and objects are skipped, remembered
+//! only as such (no EDM type carries them).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Number;
+
+/// A member value of the top-level object.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar<'de> {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A number, as serde_json reads it.
+    Number(Number),
+    /// A string, borrowed when it held no escape.
+    Str(Cow<'de, str>),
+    /// An array or an object (skipped).
+    Nested,
+}
+
+/// The members of a JSON object sorted by name, the last of duplicate names kept: the order
+/// and the duplicate rule of serde_json's map, which the server used before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Members<'de>(Vec<(Cow<'de, str>, Scalar<'de>)>);
+
+/// A JSON document: an object or anything else.
+enum Document<'de> {
+    Object(Members<'de>),
+    Other,
+}
+
+impl<'de> Members<'de> {
+    /// The members of `body` if it is one JSON object; `Ok(None)` for valid JSON of another
+    /// kind.
+    ///
+    /// # Errors
+    /// serde_json's error for a body that is not JSON.
+    pub fn parse(body: &'de [u8]) -> serde_json::Result<Option<Self>> {
+        Ok(match serde_json::from_slice::<Document<'de>>(body)? {
+            Document::Object(members) => Some(members),
+            Document::Other => None,
+        })
+    }
+
+    /// The value of member `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Scalar<'de>> {
+        self.find(|key| key.cmp(name))
+    }
+
+    /// The value of member `name` followed by `suffix`, without building that name.
+    #[must_use]
+    pub fn get_suffixed(&self, name: &str, suffix: &str) -> Option<&Scalar<'de>> {
+        self.find(|key| key.bytes().cmp(name.bytes().chain(suffix.bytes())))
+    }
+
+    fn find(&self, order: impl Fn(&str) -> std::cmp::Ordering) -> Option<&Scalar<'de>> {
+        let at = self.0.binary_search_by(|(key, _)| order(key)).ok()?;
+        self.0.get(at).map(|(_, value)| value)
+    }
+
+    /// The members in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Scalar<'de>)> {
+        self.0.iter().map(|(key, value)| (key.as_ref(), value))
+    }
+}
+
+/// A string that borrows from the input when it can.
+struct Text<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// Reads any JSON value as a [`Scalar`] (`members` false) or a whole document (`members`
+/// true: an object's members are collected).
+struct AnyVisitor {
+    members: bool,
+}
+
+/// What [`AnyVisitor`] produced.
+enum Any<'de> {
+    Scalar(Scalar<'de>),
+    Members(Members<'de>),
+}
+
+impl<'de> Visitor<'de> for AnyVisitor {
+    type Value = Any<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Any<'de>, E> {
+        Ok(Any::Scalar(Scalar::Null))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Any<'de>, E> {
+        Ok(Any::Scalar(Scalar::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Any<'de>, E> {
+        Ok(Any::Scalar(Scalar::Number(v.into())))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Any<'de>, E> {
+        Ok(Any::Scalar(Scalar::Number(v.into())))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Any<'de>, E> {
+        // serde_json's Value turns a non-finite float into null; JSON text cannot hold one.
+        Ok(Any::Scalar(
+            Number::from_f64(v).map_or(Scalar::Null, Scalar::Number),
+        ))
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Any<'de>, E> {
+        Ok(Any::Scalar(Scalar::Str(Cow::Borrowed(v))))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Any<'de>, E> {
+        Ok(Any::Scalar(Scalar::Str(Cow::Owned(v.to_owned()))))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Any<'de>, E> {
+        Ok(Any::Scalar(Scalar::Str(Cow::Owned(v))))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Any<'de>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Any::Scalar(Scalar::Nested))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Any<'de>, A::Error> {
+        if !self.members {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(Any::Scalar(Scalar::Nested));
+        }
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+            let value = map.next_value::<MemberValue<'de>>()?.0;
+            members.push((key, value));
+        }
+        // A stable sort keeps duplicates in input order, so the last of each run wins.
+        members.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut unique: Vec<(Cow<'de, str>, Scalar<'de>)> = Vec::with_capacity(members.len());
+        for (key, value) in members {
+            match unique.last_mut() {
+                Some(last) if last.0 == key => last.1 = value,
+                _ => unique.push((key, value)),
+            }
+        }
+        Ok(Any::Members(Members(unique)))
+    }
+}
+
+/// A member's value: any JSON value, nested ones skipped.
+struct MemberValue<'de>(Scalar<'de>);
+
+impl<'de> Deserialize<'de> for MemberValue<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match deserializer.deserialize_any(AnyVisitor { members: false })? {
+            Any::Scalar(scalar) => Ok(Self(scalar)),
+            Any::Members(_) => Ok(Self(Scalar::Nested)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Document<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match deserializer.deserialize_any(AnyVisitor { members: true })? {
+            Any::Members(members) => Ok(Self::Object(members)),
+            Any::Scalar(_) => Ok(Self::Other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::{Members, Scalar};
+
+    #[test]
+    fn members_are_sorted_and_the_last_duplicate_wins_as_in_serde_json_maps() {
+        let body = br#"{"b":1,"a":"x","b":true,"c":[1,{"d":2}],"e":null,"f":"q\"uote"}"#;
+        let members = Members::parse(body).unwrap().unwrap();
+        let names: Vec<&str> = members.iter().map(|(name, _)| name).collect();
+        assert_eq!(names, ["a", "b", "c", "e", "f"]);
+        assert_eq!(members.get("b"), Some(&Scalar::Bool(true)));
+        assert_eq!(members.get("c"), Some(&Scalar::Nested));
+        assert_eq!(members.get("e"), Some(&Scalar::Null));
+        assert_eq!(members.get("f"), Some(&Scalar::Str("q\"uote".into())));
+        let value: serde_json::Value = serde_json::from_slice(body).unwrap();
+        let serde_names: Vec<&String> = value.as_object().unwrap().keys().collect();
+        assert_eq!(names, serde_names);
+    }
+
+    #[test]
+    fn suffixed_lookup_finds_annotations_without_building_the_name() {
+        let members = Members::parse(br#"{"N":"5","N@odata.type":"Edm.Int64","M":1}"#)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            members.get_suffixed("N", "@odata.type"),
+            Some(&Scalar::Str("Edm.Int64".into()))
+        );
+        assert_eq!(members.get_suffixed("M", "@odata.type"), None);
+    }
+
+    #[test]
+    fn non_objects_and_bad_json_are_told_apart() {
+        assert!(Members::parse(b"[1,2]").unwrap().is_none());
+        assert!(Members::parse(b"\"s\"").unwrap().is_none());
+        let ours = Members::parse(b"{\"a\":1,}").unwrap_err().to_string();
+        let theirs = serde_json::from_slice::<serde_json::Value>(b"{\"a\":1,}")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(ours, theirs);
+    }
+}

@@ -1,0 +1,559 @@
+//! Writing entities as JSON, either from an owned [`StoredEntity`] or straight from a stored
+//! row's property bytes ([`RowRef`]); both go through one writer, so their bytes are equal.
+
+use std::fmt::Write as _;
+
+use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
+use crate::codec::CodecError;
+use crate::codec::property::ValueRef;
+use crate::model::limits::{DAYS_TO_UNIX_EPOCH, TICKS_PER_DAY, TICKS_PER_SECOND};
+use crate::model::{DateTime, EdmType};
+use crate::table::{RowRef, StoredEntity};
+
+/// Length of an ISO 8601 Timestamp as the model writes it (`2024-01-01T00:00:00.0000000Z`).
+const TIMESTAMP_MAX_LEN: usize = 32;
+
+/// Appends `text` as a JSON string literal.
+pub fn write_str(out: &mut String, text: &str) {
+    out.push('"');
+    write_escaped(out, text);
+    out.push('"');
+}
+
+/// Appends the JSON escape of `text`, without quotes.
+fn write_escaped(out: &mut String, text: &str) {
+    // Copies runs that need no escape in one go: entity payloads are long and rarely escaped.
+    // Every byte that ends a run is ASCII, so each run ends on a character boundary.
+    let bytes = text.as_bytes();
+    let mut run = 0;
+    let mut at = clean_prefix(bytes);
+    while let Some(&byte) = bytes.get(at) {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => {
+                at += 1;
+                continue;
+            }
+        };
+        out.push_str(text.get(run..at).unwrap_or_default());
+        run = at + 1;
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{byte:04x}");
+        } else {
+            out.push_str(escape);
+        }
+        at += 1;
+    }
+    out.push_str(text.get(run..).unwrap_or_default());
+}
+
+/// How many leading bytes of `bytes` need no JSON escape, found 8 bytes at a time (the usual
+/// string needs none).
+fn clean_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // A byte of `word` is zero exactly when its lane holds the high bit after this test
+    // (the classic has-zero-byte trick, exact for the lowest flagged lane and above).
+    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    let mut at = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
+        // Control bytes (< 0x20) are those whose top three bits are clear.
+        let control = has_zero(word & 0xe0e0_e0e0_e0e0_e0e0);
+        let quote = has_zero(word ^ (ONES * u64::from(b'"')));
+        let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
+        if control | quote | backslash != 0 {
+            break;
+        }
+        at += 8;
+    }
+    at
+}
+
+/// Appends the concatenation of `parts` as one JSON string literal (escaping is per
+/// character, so escaping the parts one by one is the same).
+pub fn write_str_parts(out: &mut String, parts: &[&str]) {
+    out.push('"');
+    for part in parts {
+        write_escaped(out, part);
+    }
+    out.push('"');
+}
+
+/// Appends the JSON string of the weak ETag of an entity written at `timestamp` (its ISO 8601
+/// form): `W/"datetime'<timestamp, ':' as %3A>'"`, as [`crate::table::ETag`] displays it,
+/// without formatting the timestamp a second time.
+pub fn write_etag(out: &mut String, timestamp: &str) {
+    out.push_str("\"W/\\\"datetime'");
+    for (index, part) in timestamp.split(':').enumerate() {
+        if index > 0 {
+            out.push_str("%3A");
+        }
+        out.push_str(part);
+    }
+    out.push_str("'\\\"\"");
+}
+
+/// Appends `"key":` to an object being written, with the separating comma if needed.
+fn write_key(out: &mut String, first: &mut bool, key: &str) {
+    if !*first {
+        out.push(',');
+    }
+    *first = false;
+    write_str(out, key);
+    out.push(':');
+}
+
+/// The key-predicate form of an entity's address: `PartitionKey='a',RowKey='b'` with quotes
+/// doubled and the result percent-encoded as the service writes `odata.id`.
+pub fn key_predicate(partition_key: &str, row_key: &str) -> String {
+    let mut out = String::new();
+    write_key_predicate(&mut out, partition_key, row_key);
+    out
+}
+
+/// Appends [`key_predicate`]`(partition_key, row_key)`.
+pub fn write_key_predicate(out: &mut String, partition_key: &str, row_key: &str) {
+    let quote = |out: &mut String, key: &str| {
+        let doubled = if key.contains('\'') {
+            std::borrow::Cow::Owned(key.replace('\'', "''"))
+        } else {
+            std::borrow::Cow::Borrowed(key)
+        };
+        out.extend(percent_encoding::utf8_percent_encode(
+            &doubled,
+            crate::server::route::KEY_ENCODE_SET,
+        ));
+    };
+    out.push_str("PartitionKey='");
+    quote(out, partition_key);
+    out.push_str("',RowKey='");
+    quote(out, row_key);
+    out.push('\'');
+}
+
+/// Appends the header form of the ETag of an entity written at `timestamp`, as
+/// [`crate::table::ETag`] displays it: `W/"datetime'<timestamp, ':' as %3A>'"`.
+pub fn write_etag_text(out: &mut String, timestamp: DateTime) {
+    out.push_str("W/\"datetime'");
+    for (index, part) in Timestamp::new(timestamp).as_str().split(':').enumerate() {
+        if index > 0 {
+            out.push_str("%3A");
+        }
+        out.push_str(part);
+    }
+    out.push_str("'\"");
+}
+
+/// A Timestamp formatted on the stack: written twice per entity (`Timestamp`, `odata.etag`).
+struct Timestamp {
+    bytes: [u8; TIMESTAMP_MAX_LEN],
+    len: usize,
+}
+
+impl Timestamp {
+    fn new(instant: DateTime) -> Self {
+        let mut text = Self {
+            bytes: [0; TIMESTAMP_MAX_LEN],
+            len: 0,
+        };
+        if !text.fill(instant.ticks()) {
+            // Outside the years the fast path writes: the model's own formatter.
+            text.len = 0;
+            let _ = write!(text, "{instant}");
+        }
+        text
+    }
+
+    /// Writes `ticks` as `YYYY-MM-DDThh:mm:ss.fffffffZ`, the model's ISO 8601 form, by
+    /// hand: this runs for every entity written, and the general formatter cost more than
+    /// the rest of the entity. `false` for a year outside 1..=9999.
+    fn fill(&mut self, ticks: i64) -> bool {
+        let days = ticks.div_euclid(TICKS_PER_DAY);
+        let in_day = ticks.rem_euclid(TICKS_PER_DAY);
+        let (year, month, day) = civil_from_days(days - DAYS_TO_UNIX_EPOCH);
+        if !(1..=9999).contains(&year) {
+            return false;
+        }
+        let seconds = in_day / TICKS_PER_SECOND;
+        let fraction = in_day % TICKS_PER_SECOND;
+        let fields: [(i64, usize, u8); 7] = [
+            (year, 4, b'-'),
+            (month, 2, b'-'),
+            (day, 2, b'T'),
+            (seconds / 3600, 2, b':'),
+            (seconds / 60 % 60, 2, b':'),
+            (seconds % 60, 2, b'.'),
+            (fraction, 7, b'Z'),
+        ];
+        let mut at = 0;
+        for (value, width, separator) in fields {
+            let mut rest = value;
+            for slot in self.bytes.iter_mut().skip(at).take(width).rev() {
+                *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+                rest /= 10;
+            }
+            if let Some(slot) = self.bytes.get_mut(at + width) {
+                *slot = separator;
+            }
+            at += width + 1;
+        }
+        self.len = at;
+        true
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(self.bytes.get(..self.len).unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+/// Year, month and day of a count of days since 1970-01-01 (proleptic Gregorian; H. Hinnant's
+/// `civil_from_days`, as the model uses).
+const fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + if month <= 2 { 1 } else { 0 };
+    (year, month, day)
+}
+
+impl std::fmt::Write for Timestamp {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        let end = self.len + text.len();
+        self.bytes
+            .get_mut(self.len..end)
+            .ok_or(std::fmt::Error)?
+            .copy_from_slice(text.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Appends `stored` as one JSON object at `metadata`. `in_feed` leaves out `odata.metadata`
+/// (a query's feed carries it once, at the top).
+pub fn write_entity(
+    out: &mut String,
+    stored: &StoredEntity,
+    metadata: Metadata,
+    links: &Links<'_>,
+    in_feed: bool,
+) {
+    let entity = &stored.entity;
+    let properties = entity
+        .properties()
+        .iter()
+        .map(|(name, value)| Ok((name.as_str(), ValueRef::from(value))));
+    // An owned entity's values are all valid, so the writer cannot fail on them.
+    let _ = write_object(
+        out,
+        (entity.partition_key().as_str(), entity.row_key().as_str()),
+        stored.timestamp(),
+        properties,
+        metadata,
+        links,
+        in_feed,
+    );
+}
+
+/// Appends the stored row `row` as one JSON object at `metadata`, reading its values where
+/// they lie: the same bytes [`write_entity`] writes for the decoded entity. With `select`,
+/// only those custom properties (keys and Timestamp always).
+///
+/// # Errors
+/// A [`CodecError`] for corrupt property bytes; `out` then holds a partial object.
+pub fn write_row(
+    out: &mut String,
+    row: &RowRef<'_>,
+    metadata: Metadata,
+    links: &Links<'_>,
+    in_feed: bool,
+    select: Option<&[&str]>,
+) -> Result<(), CodecError> {
+    let properties = row
+        .properties
+        .frames()
+        .filter(|frame| match (frame, select) {
+            (Ok(frame), Some(names)) => names
+                .iter()
+                .any(|wanted| wanted.as_bytes() == frame.name_bytes()),
+            _ => true,
+        })
+        .map(|frame| {
+            let property = frame?.property()?;
+            Ok((property.name(), property.value_ref()?))
+        });
+    write_object(
+        out,
+        (row.partition_key, row.row_key),
+        row.timestamp,
+        properties,
+        metadata,
+        links,
+        in_feed,
+    )
+}
+
+/// The writer behind [`write_entity`] and [`write_row`].
+fn write_object<'v>(
+    out: &mut String,
+    (partition_key, row_key): (&str, &str),
+    timestamp: DateTime,
+    properties: impl Iterator<Item = Result<(&'v str, ValueRef<'v>), CodecError>>,
+    metadata: Metadata,
+    links: &Links<'_>,
+    in_feed: bool,
+) -> Result<(), CodecError> {
+    let timestamp = Timestamp::new(timestamp);
+    let timestamp = timestamp.as_str();
+    let mut first = true;
+    out.push('{');
+    if metadata != Metadata::None {
+        if !in_feed {
+            write_key(out, &mut first, "odata.metadata");
+            write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
+        }
+        if metadata == Metadata::Full {
+            let address = format!("{}({})", links.table, key_predicate(partition_key, row_key));
+            write_key(out, &mut first, "odata.type");
+            write_str_parts(out, &[links.account, ".", links.table]);
+            write_key(out, &mut first, "odata.id");
+            write_str_parts(out, &[links.base, "/", &address]);
+            write_key(out, &mut first, "odata.etag");
+            write_etag(out, timestamp);
+            write_key(out, &mut first, "odata.editLink");
+            write_str(out, &address);
+        } else {
+            write_key(out, &mut first, "odata.etag");
+            write_etag(out, timestamp);
+        }
+    }
+    write_key(out, &mut first, "PartitionKey");
+    write_str(out, partition_key);
+    write_key(out, &mut first, "RowKey");
+    write_str(out, row_key);
+    if metadata == Metadata::Full {
+        write_key(out, &mut first, "Timestamp@odata.type");
+        write_str(out, EdmType::DateTime.name());
+    }
+    write_key(out, &mut first, "Timestamp");
+    write_str(out, timestamp);
+    for property in properties {
+        let (name, value) = property?;
+        if metadata != Metadata::None && needs_annotation(&value, metadata) {
+            out.push(',');
+            out.push('"');
+            write_escaped(out, name);
+            out.push_str(TYPE_ANNOTATION_SUFFIX);
+            out.push_str("\":");
+            write_str(out, value.edm_type().name());
+        }
+        write_key(out, &mut first, name);
+        write_value(out, &value)?;
+    }
+    out.push('}');
+    Ok(())
+}
+
+/// Appends `value` in decimal, without the general formatter.
+fn write_int(out: &mut String, value: i64) {
+    let mut digits = [0_u8; 20];
+    let mut at = digits.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        if let Some(slot) = digits.get_mut(at) {
+            *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+        }
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(digits.get(at..).unwrap_or_default()).unwrap_or_default());
+}
+
+/// Whether `value` carries a type annotation at `metadata`: JSON infers String, Boolean,
+/// Int32 and finite Double by itself; full metadata annotates all but those three natives.
+fn needs_annotation(value: &ValueRef<'_>, metadata: Metadata) -> bool {
+    match value {
+        ValueRef::Binary(_) | ValueRef::DateTime(_) | ValueRef::Guid(_) | ValueRef::Int64(_) => {
+            true
+        }
+        ValueRef::Double(d) => metadata == Metadata::Full || !d.is_finite(),
+        ValueRef::Int32(_) | ValueRef::Boolean(_) | ValueRef::String(_) => false,
+    }
+}
+
+/// Appends the JSON form of `value`: numbers for Int32, Boolean and finite Doubles (always
+/// with a fraction or exponent, so a reader does not take `5.0` for an integer), strings for
+/// the rest, in their wire form.
+fn write_value(out: &mut String, value: &ValueRef<'_>) -> Result<(), CodecError> {
+    match value {
+        ValueRef::Int32(i) => write_int(out, i64::from(*i)),
+        ValueRef::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+        ValueRef::Double(d) if d.is_finite() => {
+            // Debug is the shortest round-trip form and always has a `.` or an exponent.
+            let _ = write!(out, "{d:?}");
+        }
+        ValueRef::String(s) => write_str(out, s),
+        other => {
+            let owned = other
+                .to_value()
+                .map_err(|source| CodecError::Model { offset: 0, source })?;
+            write_str(out, &owned.to_wire());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::{key_predicate, write_entity, write_etag_text, write_row};
+    use crate::Account;
+    use crate::model::{DateTime, Entity, Guid, PartitionKey, PropertyName, RowKey, Value};
+    use crate::server::json::{Links, Metadata};
+    use crate::table::ETag;
+
+    #[test]
+    fn row_writer_writes_the_bytes_of_the_entity_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let account = Account::open(dir.path().join("db")).unwrap();
+        account.create_table("Items").unwrap();
+        let table = account.table("Items").unwrap();
+        let mut entity = Entity::new(
+            PartitionKey::new("p\"1").unwrap(),
+            RowKey::new("r \u{e9}'").unwrap(),
+        );
+        let values = [
+            ("A", Value::Int32(-7)),
+            ("B", Value::Int64(1 << 40)),
+            ("C", Value::Double(2.5)),
+            ("D", Value::Double(f64::NAN)),
+            ("E", Value::Boolean(true)),
+            ("F", Value::string("line\n\"q\"").unwrap()),
+            ("G", Value::binary([0_u8, 255, 7]).unwrap()),
+            ("H", Value::Guid(Guid([9; 16]))),
+            (
+                "I",
+                Value::DateTime(DateTime::from_ticks(630_000_000_000_000_001).unwrap()),
+            ),
+        ];
+        for (name, value) in values {
+            entity.set(PropertyName::new(name).unwrap(), value).unwrap();
+        }
+        table.insert(&entity).unwrap();
+        let links = Links {
+            base: "http://h\"x/acct",
+            account: "acct",
+            table: "Items",
+        };
+        let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
+        for select in [None, Some(&["B", "H", "Z"][..])] {
+            let stored = table.get(pk, rk, select).unwrap();
+            for metadata in [Metadata::None, Metadata::Minimal, Metadata::Full] {
+                for in_feed in [false, true] {
+                    let mut expected = String::new();
+                    write_entity(&mut expected, &stored, metadata, &links, in_feed);
+                    let mut ours = String::new();
+                    table
+                        .get_row(pk, rk, |row| {
+                            write_row(&mut ours, row, metadata, &links, in_feed, select)
+                        })
+                        .unwrap()
+                        .unwrap();
+                    assert_eq!(ours, expected);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn etag_text_matches_the_etag_display() {
+        for ticks in [630_000_000_000_000_000, 638_000_000_000_000_123] {
+            let timestamp = DateTime::from_ticks(ticks).unwrap();
+            let mut ours = String::new();
+            write_etag_text(&mut ours, timestamp);
+            assert_eq!(ours, ETag::from_timestamp(timestamp).to_string());
+        }
+    }
+
+    #[test]
+    fn timestamps_are_written_as_the_model_displays_them() {
+        let samples = [
+            0,
+            1,
+            630_000_000_000_000_000,
+            638_000_000_000_000_123,
+            3_155_378_975_999_999_999,
+            DateTime::now().ticks(),
+        ];
+        let stepped = (0..2000_i64).map(|i| i * 1_577_000_000_000_003);
+        for ticks in samples.into_iter().chain(stepped) {
+            let Ok(instant) = DateTime::from_ticks(ticks) else {
+                continue;
+            };
+            assert_eq!(super::Timestamp::new(instant).as_str(), instant.to_string());
+        }
+    }
+
+    #[test]
+    fn ints_and_escapes_match_the_general_formatters() {
+        for value in [
+            0,
+            7,
+            -7,
+            10,
+            -10,
+            123_456,
+            i64::from(i32::MIN),
+            i64::from(i32::MAX),
+        ] {
+            let mut ours = String::new();
+            super::write_int(&mut ours, value);
+            assert_eq!(ours, value.to_string());
+        }
+        let samples = [
+            "",
+            "plain text of more than eight bytes",
+            "0123456\"89",
+            "01234567\\9abcdef",
+            "\u{1f}bcdefghij",
+            "abcdefghi\n",
+            "h\u{e9}llo w\u{f6}rld \u{1F600}!",
+            "\u{7f}\u{80}~ !#",
+        ];
+        for text in samples {
+            let mut ours = String::new();
+            super::write_str(&mut ours, text);
+            assert_eq!(ours, serde_json::to_string(text).unwrap(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn key_predicate_doubles_quotes_and_percent_encodes() {
+        assert_eq!(
+            key_predicate("p'1", "a b/c"),
+            "PartitionKey='p''1',RowKey='a%20b%2Fc'"
+        );
+    }
+}
