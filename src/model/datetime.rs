@@ -294,7 +294,7 @@ const fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// The proleptic Gregorian date `days` after 1970-01-01 (inverse of [`days_from_civil`]).
-const fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub(crate) const fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z - era * 146_097;

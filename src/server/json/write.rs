@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
+use crate::model::civil_from_days;
 use crate::model::limits::{DAYS_TO_UNIX_EPOCH, TICKS_PER_DAY, TICKS_PER_SECOND};
 use crate::model::{DateTime, EdmType};
 use crate::table::{RowRef, StoredEntity};
@@ -210,26 +211,6 @@ impl Timestamp {
     fn as_str(&self) -> &str {
         std::str::from_utf8(self.bytes.get(..self.len).unwrap_or_default()).unwrap_or_default()
     }
-}
-
-/// Year, month and day of a count of days since 1970-01-01 (proleptic Gregorian; H. Hinnant's
-/// `civil_from_days`, as the model uses).
-const fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    let year = year_of_era + era * 400 + if month <= 2 { 1 } else { 0 };
-    (year, month, day)
 }
 
 impl std::fmt::Write for Timestamp {
