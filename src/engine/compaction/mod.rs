@@ -261,7 +261,8 @@ impl Inner {
     /// Moves every SST that sits above a free hole into the lowest holes, highest SST first,
     /// and commits the moves; false when nothing could move. An SST goes whole into a hole it
     /// fits (a copy); an SST of level 1+ that fits none is rewritten into pieces cut to fill
-    /// the lowest holes (pieces stay inside its key range, so the level stays disjoint).
+    /// the lowest holes (pieces stay inside its key range, so the level stays disjoint), kept
+    /// only if every piece landed below it. Nothing ever moves up, so passes cannot cycle.
     fn relocate_pass(&self) -> Result<bool> {
         let current = Arc::clone(&self.view().version);
         let mut by_offset: Vec<(usize, Arc<SstHandle>)> = current
