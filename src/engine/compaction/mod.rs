@@ -16,6 +16,7 @@ pub use pick::{CompactionJob, pick};
 
 use std::sync::Arc;
 
+use super::file::Extent;
 use super::inner::Inner;
 use super::limits::NUM_LEVELS;
 use super::manifest::SstMeta;
@@ -28,8 +29,10 @@ const HOLE_FILL_MIN_DIV: usize = 8;
 /// Room left in a hole for the error of `SstWriter::estimated_len` (filters, index, last block).
 const HOLE_FILL_SLACK_BYTES: u64 = 16 << 10;
 
-/// Most relocation passes of one `compact()`; each commits a new version.
-const RELOCATE_MAX_PASSES: usize = 4;
+/// Bound on the relocation passes of one `compact()` (each commits a new version). Passes stop
+/// earlier, as soon as one moves nothing: every move lands strictly below its source, so the
+/// layout only ever packs downwards and the bound merely caps the work on a fragmented file.
+const RELOCATE_MAX_PASSES: usize = 32;
 /// Relocation copies SSTs in chunks of this size.
 const RELOCATE_CHUNK_BYTES: usize = 256 << 10;
 
@@ -258,7 +261,8 @@ impl Inner {
     /// Moves every SST that sits above a free hole into the lowest holes, highest SST first,
     /// and commits the moves; false when nothing could move. An SST goes whole into a hole it
     /// fits (a copy); an SST of level 1+ that fits none is rewritten into pieces cut to fill
-    /// the lowest holes (pieces stay inside its key range, so the level stays disjoint).
+    /// the lowest holes (pieces stay inside its key range, so the level stays disjoint), kept
+    /// only if every piece landed below it. Nothing ever moves up, so passes cannot cycle.
     fn relocate_pass(&self) -> Result<bool> {
         let current = Arc::clone(&self.view().version);
         let mut by_offset: Vec<(usize, Arc<SstHandle>)> = current
@@ -297,19 +301,35 @@ impl Inner {
                 continue;
             }
             self.free(&[target]);
-            let hole_below = self
+            // Pieces are only cut for holes of at least this size, so only those can take them.
+            let room_below: u64 = self
                 .alloc
                 .lock()
-                .lowest_hole(min_hole as u64 + HOLE_FILL_SLACK_BYTES)
-                .is_some_and(|hole| hole.offset < sst.meta.extent.offset);
-            if level > 0 && hole_below {
+                .free_extents()
+                .take_while(|hole| hole.offset < sst.meta.extent.offset)
+                .filter(|hole| hole.len >= min_hole as u64 + HOLE_FILL_SLACK_BYTES)
+                .map(|hole| hole.len)
+                .sum();
+            if level > 0 && room_below >= sst.meta.extent.len {
                 let mut source = SstMerge::new(std::slice::from_ref(&sst));
                 let rules = DropRules {
                     tombstones: false,
                     split: true,
                 };
                 let pieces = self.write_ssts(&mut source, level, rules, &[], 0)?;
-                moved.push((sst, pieces));
+                // A piece the holes could not take (cut to a hole but outgrown by a large
+                // entry, or left over once the holes are full) lands at the end of the file:
+                // moving would then grow the file, so the SST stays where it is.
+                if pieces
+                    .iter()
+                    .all(|piece| piece.meta.extent.offset < sst.meta.extent.offset)
+                {
+                    moved.push((sst, pieces));
+                } else {
+                    let extents: Vec<Extent> = pieces.iter().map(|p| p.meta.extent).collect();
+                    drop(pieces);
+                    self.free(&extents);
+                }
             }
         }
         if moved.is_empty() {
