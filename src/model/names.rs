@@ -148,6 +148,21 @@ impl AsRef<str> for TableName {
 /// Checks a PartitionKey or RowKey: forbidden characters first (they name the exact
 /// problem), then the size.
 fn validate_key(which: KeyKind, key: &str) -> Result<()> {
+    // Nearly every key is plain printable ASCII: one pass over the bytes with no early exit
+    // (so the compiler can vectorise it) settles both the characters and the size.
+    let unusual = key.bytes().fold(false, |acc, b| {
+        acc | UNUSUAL_KEY_BYTE
+            .get(usize::from(b))
+            .copied()
+            .unwrap_or(true)
+    });
+    if !unusual {
+        let len_bytes = key.len() * UTF16_UNIT_BYTES;
+        if len_bytes > KEY_MAX_BYTES {
+            return Err(ModelError::KeyTooLarge { which, len_bytes });
+        }
+        return Ok(());
+    }
     // Every forbidden char is ASCII or a C1 control, whose UTF-8 form starts with 0xC2; a key
     // without such bytes (nearly all of them) needs no decoding.
     let suspect = |b: &u8| b.is_ascii_control() || matches!(b, b'/' | b'\\' | b'#' | b'?' | 0xC2);
@@ -166,6 +181,24 @@ fn validate_key(which: KeyKind, key: &str) -> Result<()> {
         return Err(ModelError::KeyTooLarge { which, len_bytes });
     }
     Ok(())
+}
+
+/// Per byte: whether a key holding it needs the full check (ASCII controls, DEL, non-ASCII,
+/// `/ \\ # ?`); a table lookup is cheaper per byte than the comparisons.
+static UNUSUAL_KEY_BYTE: [bool; 256] = unusual_key_bytes();
+
+#[expect(
+    clippy::indexing_slicing,
+    reason = "const context, where `get_mut` is unavailable; the loop bounds b below 256"
+)]
+const fn unusual_key_bytes() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b < 0x20 || b >= 0x7F || matches!(b as u8, b'/' | b'\\' | b'#' | b'?');
+        b += 1;
+    }
+    table
 }
 
 /// Whether `c` may not appear in a key: `/ \ # ?` and the C0 and C1 control ranges

@@ -454,7 +454,7 @@ fn varint_at(bytes: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 pub(super) fn utf8_name<'a>(frame: &Frame<'a>) -> Result<&'a str> {
-    std::str::from_utf8(frame.name).map_err(|error| CodecError::InvalidUtf8 {
+    super::frame::utf8(frame.name).map_err(|error| CodecError::InvalidUtf8 {
         offset: frame.name_offset + error.valid_up_to(),
     })
 }

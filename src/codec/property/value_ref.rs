@@ -131,7 +131,7 @@ pub(super) fn decode_value<'a>(frame: &Frame<'a>) -> Result<ValueRef<'a>> {
             }
         }
         EdmType::Int64 => ValueRef::Int64(varint::unzigzag(zigzag_of(bytes, offset)?)),
-        EdmType::String => match std::str::from_utf8(bytes) {
+        EdmType::String => match super::frame::utf8(bytes) {
             Ok(text) => ValueRef::String(text),
             Err(error) => {
                 return Err(CodecError::InvalidUtf8 {
