@@ -23,7 +23,7 @@ use super::writer::ParquetSink;
 use crate::cli::error::{CliError, Result};
 
 /// Rows per chunk handed from the scanning thread to the others.
-const CHUNK_ROWS: usize = 4096;
+pub(super) const CHUNK_ROWS: usize = 4096;
 /// Chunks queued for the CSV thread.
 const CHUNKS_IN_FLIGHT: usize = 2;
 

@@ -31,7 +31,7 @@ use crate::cli::error::{CliError, Result};
 const FILE_BUFFER_BYTES: usize = 1 << 20;
 /// Encoder threads at most: one scan thread feeds them, so more would sit idle.
 const MAX_ENCODERS: usize = 3;
-/// Row pieces queued for each encoder.
+/// Row pieces queued for each encoder beyond one whole row group.
 const PIECES_IN_FLIGHT: usize = 2;
 
 /// The file being written.
@@ -115,8 +115,16 @@ impl ParquetSink {
             .clamp(1, MAX_ENCODERS);
         let mut encoders = Vec::with_capacity(count);
         let mut results = Vec::with_capacity(count);
+        // Each encoder's queue holds a whole row group: the scan hands encoder `g` its group
+        // and moves on to feed encoder `g + 1` while `g` is still building. With a queue of a
+        // few pieces the scan waited on one encoder at a time and the others sat idle
+        // (measured: one busy core out of two).
+        let queue = group_rows
+            .max(1)
+            .div_ceil(super::columnar::CHUNK_ROWS)
+            .saturating_add(PIECES_IN_FLIGHT);
         for index in 0..count {
-            let (pieces, pieces_out) = sync_channel::<Piece>(PIECES_IN_FLIGHT);
+            let (pieces, pieces_out) = sync_channel::<Piece>(queue);
             let (done, done_out) = sync_channel::<Vec<ArrowColumnChunk>>(1);
             let work = EncoderWork {
                 builder: BatchBuilder::new(schema, group_rows),
