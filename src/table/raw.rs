@@ -3,22 +3,18 @@
 //! page of a query allocates nothing per row. Same rules and errors as [`Table::get`] and
 //! [`Table::query`].
 
-use std::time::Instant;
-
 use super::continuation::ContinuationToken;
 use super::entities::Table;
 use super::error::{Result, TableError};
-use super::limits::{BUDGET_CHECK_INTERVAL, PAGE_MAX_ENTITIES};
 use super::ops;
 use super::row;
 use super::rows::RowRef;
-use super::scan::{Query, key_range};
+use super::scan::{Query, split};
 use crate::codec::CodecError;
 use crate::codec::format::{HEADER_FIXED_LEN, TICKS_LEN};
 use crate::codec::key;
 use crate::codec::property::PropertyReader;
 use crate::model::{PartitionKey, RowKey};
-use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan};
 
 /// Value buffers larger than this (a rare huge entity) are freed rather than kept per thread.
 const MAX_REUSED_BUFFER: usize = 64 << 10;
@@ -70,114 +66,11 @@ impl Table {
         query: &Query,
         mut visit: impl FnMut(&RowRef<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<ContinuationToken>, E> {
-        let started = Instant::now();
-        let filter = query
-            .filter
-            .as_deref()
-            .map(Filter::parse)
-            .transpose()
-            .map_err(TableError::from)?;
-        let limit = page_limit(query.top)?;
-        let resume = query
-            .continuation
-            .as_ref()
-            .map(ContinuationToken::keys)
-            .transpose()?;
-        let inner = &*self.account.inner;
-        let state = self.state()?;
-        let table_id = state.id;
-        let plan = Plan::new(filter.as_ref());
-        // These ranges hold exactly the keys of their scope, so rows need no re-check.
-        let exact_range = matches!(
-            plan.scope,
-            KeyScope::Table | KeyScope::Partition { .. } | KeyScope::Point { .. }
-        );
-        let Some((mut start, end)) = key_range(table_id, &plan.scope) else {
-            return Ok(None);
-        };
-        if let Some((pk, rk)) = &resume {
-            start = start.max(key::encode(table_id, pk, rk));
-        }
-        if start >= end {
-            return Ok(None);
-        }
-        let budget = inner.options.page_time_budget;
-        let snapshot = inner.engine.snapshot();
-        let (mut examined, mut returned) = (0u32, 0usize);
-        // Keys are checked as UTF-8 only where something reads them: the scope check, a
-        // residual comparing a key, a page's token, and every match.
-        let keys_read = !exact_range || plan.residual.as_ref().is_some_and(reads_keys);
-        let mut cursor = snapshot.range(&start[..]..&end[..]);
-        while cursor.advance().map_err(TableError::from)? {
-            let (engine_key, value) = (cursor.key(), cursor.value());
-            let out_of_time = examined > 0
-                && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
-                && started.elapsed() >= budget;
-            if returned >= limit || out_of_time {
-                let (pk, rk) = split(table_id, engine_key)?;
-                return Ok(Some(ContinuationToken {
-                    next_partition_key: pk.to_owned(),
-                    next_row_key: rk.to_owned(),
-                }));
-            }
-            examined = examined.wrapping_add(1);
-            let (pk, rk) = if keys_read {
-                split(table_id, engine_key)?
-            } else {
-                ("", "")
-            };
-            if !exact_range && !plan.scope.contains(pk, rk) {
-                continue;
-            }
-            if let Some(residual) = &plan.residual {
-                let encoded = EncodedEntity {
-                    partition_key: pk,
-                    row_key: rk,
-                    reader: PropertyReader::new(value)
-                        .map_err(|source| row::corrupt(table_id, engine_key, source))?,
-                };
-                let matched = residual
-                    .matches(&encoded)
-                    .map_err(|source| row::corrupt(table_id, engine_key, source))?;
-                if !matched {
-                    continue;
-                }
-            }
+        self.scan_page(query, |table_id, engine_key, value| {
             let (pk, rk) = split(table_id, engine_key)?;
-            visit(&row_ref(table_id, engine_key, pk, rk, value)?)?;
-            returned += 1;
-        }
-        Ok(None)
+            visit(&row_ref(table_id, engine_key, pk, rk, value)?)
+        })
     }
-}
-
-/// Whether `filter` compares PartitionKey or RowKey.
-fn reads_keys(filter: &Filter) -> bool {
-    filter
-        .fields()
-        .iter()
-        .any(|field| matches!(field, Field::PartitionKey | Field::RowKey))
-}
-
-fn bad_key() -> CodecError {
-    CodecError::MissingSeparator { offset: 0 }
-}
-
-fn page_limit(top: Option<u32>) -> Result<usize> {
-    match top {
-        None => Ok(PAGE_MAX_ENTITIES),
-        Some(0) => Err(TableError::OutOfRangeInput {
-            reason: "$top must be at least 1".to_owned(),
-        }),
-        Some(top) => Ok(usize::try_from(top)
-            .unwrap_or(PAGE_MAX_ENTITIES)
-            .min(PAGE_MAX_ENTITIES)),
-    }
-}
-
-/// The PartitionKey and RowKey text of a stored key of table `table_id`.
-fn split(table_id: u32, engine_key: &[u8]) -> Result<(&str, &str)> {
-    row::split_key(engine_key).ok_or_else(|| row::corrupt(table_id, engine_key, bad_key()))
 }
 
 /// The borrowed view of one stored row with keys `pk`, `rk`.

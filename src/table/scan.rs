@@ -56,8 +56,45 @@ impl Table {
     /// [`TableError::InvalidFilter`] for a bad `$filter`, [`TableError::OutOfRangeInput`] for
     /// `$top` of 0, [`TableError::InvalidContinuationToken`], [`TableError::TableNotFound`].
     pub fn query(&self, query: &Query) -> Result<Page> {
+        let select: Option<Vec<&str>> = query
+            .select
+            .as_ref()
+            .map(|names| names.iter().map(String::as_str).collect());
+        let mut entities = Vec::new();
+        let continuation = self.scan_page(query, |table_id, engine_key, value| {
+            let (pk, rk) = row::decode_key(table_id, engine_key)?;
+            entities.push(row::decode(
+                table_id,
+                engine_key,
+                pk,
+                rk,
+                value,
+                select.as_deref(),
+            )?);
+            Ok::<(), TableError>(())
+        })?;
+        Ok(Page {
+            entities,
+            continuation,
+        })
+    }
+
+    /// The page loop of every entity query: plans `query`'s filter, scans the planned key range
+    /// of one snapshot from where the query resumes, evaluates the residual on the encoded row
+    /// and calls `visit(table_id, engine_key, value)` for each match, until `top` rows or the
+    /// time budget; returns where the next page starts, if anywhere.
+    pub(super) fn scan_page<E: From<TableError>>(
+        &self,
+        query: &Query,
+        mut visit: impl FnMut(u32, &[u8], &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<ContinuationToken>, E> {
         let started = Instant::now();
-        let filter = query.filter.as_deref().map(Filter::parse).transpose()?;
+        let filter = query
+            .filter
+            .as_deref()
+            .map(Filter::parse)
+            .transpose()
+            .map_err(TableError::from)?;
         let limit = page_limit(query.top)?;
         let resume = query
             .continuation
@@ -65,51 +102,45 @@ impl Table {
             .map(ContinuationToken::keys)
             .transpose()?;
         let inner = &*self.account.inner;
-        let state = self.state()?;
+        let table_id = self.state()?.id;
         let plan = Plan::new(filter.as_ref());
         // These ranges hold exactly the keys of their scope, so rows need no re-check.
         let exact_range = matches!(
             plan.scope,
             KeyScope::Table | KeyScope::Partition { .. } | KeyScope::Point { .. }
         );
-        let Some((mut start, end)) = key_range(state.id, &plan.scope) else {
-            return Ok(Page::default());
+        let Some((mut start, end)) = key_range(table_id, &plan.scope) else {
+            return Ok(None);
         };
         if let Some((pk, rk)) = &resume {
-            start = start.max(key::encode(state.id, pk, rk));
+            start = start.max(key::encode(table_id, pk, rk));
         }
-        let mut page = Page::default();
         if start >= end {
-            return Ok(page);
+            return Ok(None);
         }
-        let select: Option<Vec<&str>> = query
-            .select
-            .as_ref()
-            .map(|names| names.iter().map(String::as_str).collect());
         let budget = inner.options.page_time_budget;
         let snapshot = inner.engine.snapshot();
-        let mut examined: u32 = 0;
+        let (mut examined, mut returned) = (0u32, 0usize);
         // Keys are checked as UTF-8 only where something reads them: the scope check, a
-        // residual comparing a key, a page's token, and every match (`decode_key`).
+        // residual comparing a key, a page's token, and every match (by `visit`).
         let keys_read = !exact_range || plan.residual.as_ref().is_some_and(reads_keys);
         // A lending cursor: the filter reads the value where it lies in the block cache.
         let mut cursor = snapshot.range(&start[..]..&end[..]);
-        while cursor.advance()? {
+        while cursor.advance().map_err(TableError::from)? {
             let (engine_key, value) = (cursor.key(), cursor.value());
             let out_of_time = examined > 0
                 && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
                 && started.elapsed() >= budget;
-            if page.entities.len() >= limit || out_of_time {
-                let (pk, rk) = split(state.id, engine_key)?;
-                page.continuation = Some(ContinuationToken {
+            if returned >= limit || out_of_time {
+                let (pk, rk) = split(table_id, engine_key)?;
+                return Ok(Some(ContinuationToken {
                     next_partition_key: pk.to_owned(),
                     next_row_key: rk.to_owned(),
-                });
-                break;
+                }));
             }
             examined = examined.wrapping_add(1);
             let (pk, rk) = if keys_read {
-                split(state.id, engine_key)?
+                split(table_id, engine_key)?
             } else {
                 ("", "")
             };
@@ -121,26 +152,19 @@ impl Table {
                     partition_key: pk,
                     row_key: rk,
                     reader: PropertyReader::new(value)
-                        .map_err(|source| row::corrupt(state.id, engine_key, source))?,
+                        .map_err(|source| row::corrupt(table_id, engine_key, source))?,
                 };
                 let matched = residual
                     .matches(&row)
-                    .map_err(|source| row::corrupt(state.id, engine_key, source))?;
+                    .map_err(|source| row::corrupt(table_id, engine_key, source))?;
                 if !matched {
                     continue;
                 }
             }
-            let (pk, rk) = row::decode_key(state.id, engine_key)?;
-            page.entities.push(row::decode(
-                state.id,
-                engine_key,
-                pk,
-                rk,
-                value,
-                select.as_deref(),
-            )?);
+            visit(table_id, engine_key, value)?;
+            returned += 1;
         }
-        Ok(page)
+        Ok(None)
     }
 
     /// Every entity matching `query`, following continuation tokens page by page. `top`
@@ -264,7 +288,7 @@ pub(super) fn key_range(table_id: u32, scope: &KeyScope) -> Option<(Vec<u8>, Vec
 }
 
 /// The PartitionKey and RowKey text of a stored key of table `table_id`.
-fn split(table_id: u32, engine_key: &[u8]) -> Result<(&str, &str)> {
+pub(super) fn split(table_id: u32, engine_key: &[u8]) -> Result<(&str, &str)> {
     row::split_key(engine_key).ok_or_else(|| {
         row::corrupt(
             table_id,
