@@ -7,13 +7,9 @@ use super::continuation::ContinuationToken;
 use super::entities::Table;
 use super::error::{Result, TableError};
 use super::ops;
-use super::row;
-use super::rows::RowRef;
-use super::scan::{Query, split};
-use crate::codec::CodecError;
-use crate::codec::format::{HEADER_FIXED_LEN, TICKS_LEN};
+use super::rows::{RowRef, row_ref};
+use super::scan::Query;
 use crate::codec::key;
-use crate::codec::property::PropertyReader;
 use crate::model::{PartitionKey, RowKey};
 
 /// Value buffers larger than this (a rare huge entity) are freed rather than kept per thread.
@@ -43,8 +39,7 @@ impl Table {
         // already there.
         let mut value = ROW_BUFFER.take();
         let out = match self.account.inner.engine.get_into(&engine_key, &mut value) {
-            Ok(true) => row_ref(state.id, &engine_key, pk.as_str(), rk.as_str(), &value)
-                .map(|row| visit(&row)),
+            Ok(true) => row_ref(state.id, &engine_key, &value).map(|row| visit(&row)),
             Ok(false) => Err(ops::not_found(self.name.as_str(), &pk, &rk)),
             Err(e) => Err(e.into()),
         };
@@ -67,32 +62,7 @@ impl Table {
         mut visit: impl FnMut(&RowRef<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<ContinuationToken>, E> {
         self.scan_page(query, |table_id, engine_key, value| {
-            let (pk, rk) = split(table_id, engine_key)?;
-            visit(&row_ref(table_id, engine_key, pk, rk, value)?)
+            visit(&row_ref(table_id, engine_key, value)?)
         })
     }
-}
-
-/// The borrowed view of one stored row with keys `pk`, `rk`.
-fn row_ref<'a>(
-    table_id: u32,
-    engine_key: &[u8],
-    pk: &'a str,
-    rk: &'a str,
-    value: &'a [u8],
-) -> Result<RowRef<'a>> {
-    let fail = |source| row::corrupt(table_id, engine_key, source);
-    let properties = PropertyReader::new(value).map_err(fail)?;
-    let timestamp = properties.timestamp().ok_or_else(|| {
-        fail(CodecError::Truncated {
-            offset: HEADER_FIXED_LEN,
-            needed: TICKS_LEN,
-        })
-    })?;
-    Ok(RowRef {
-        partition_key: pk,
-        row_key: rk,
-        timestamp,
-        properties,
-    })
 }

@@ -198,7 +198,11 @@ impl RowChunk {
 }
 
 /// The borrowed view of one stored row of table `table_id`.
-fn row_ref<'a>(table_id: u32, engine_key: &'a [u8], value: &'a [u8]) -> Result<RowRef<'a>> {
+pub(super) fn row_ref<'a>(
+    table_id: u32,
+    engine_key: &'a [u8],
+    value: &'a [u8],
+) -> Result<RowRef<'a>> {
     let fail = |source| row::corrupt(table_id, engine_key, source);
     let (partition_key, row_key) = row::split_key(engine_key)
         .ok_or_else(|| fail(CodecError::MissingSeparator { offset: 0 }))?;

@@ -288,7 +288,7 @@ pub(super) fn key_range(table_id: u32, scope: &KeyScope) -> Option<(Vec<u8>, Vec
 }
 
 /// The PartitionKey and RowKey text of a stored key of table `table_id`.
-pub(super) fn split(table_id: u32, engine_key: &[u8]) -> Result<(&str, &str)> {
+fn split(table_id: u32, engine_key: &[u8]) -> Result<(&str, &str)> {
     row::split_key(engine_key).ok_or_else(|| {
         row::corrupt(
             table_id,
