@@ -183,8 +183,11 @@ impl DateTime {
     }
 }
 
-impl fmt::Display for DateTime {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl DateTime {
+    /// The ISO 8601 text (`YYYY-MM-DDThh:mm:ss.fffffffZ`, ASCII) in a stack buffer, as
+    /// `Display` writes it; for the writers that format an instant per entity.
+    #[must_use]
+    pub fn iso8601_bytes(self) -> [u8; ISO8601_LEN] {
         let days = self.ticks.div_euclid(TICKS_PER_DAY);
         let in_day = self.ticks.rem_euclid(TICKS_PER_DAY);
         let (year, month, day) = civil_from_days(days - DAYS_TO_UNIX_EPOCH);
@@ -217,7 +220,13 @@ impl fmt::Display for DateTime {
                 }
             }
         }
-        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+        text
+    }
+}
+
+impl fmt::Display for DateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(std::str::from_utf8(&self.iso8601_bytes()).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -230,7 +239,7 @@ impl std::str::FromStr for DateTime {
 }
 
 /// Length of the ISO 8601 form `YYYY-MM-DDThh:mm:ss.fffffffZ`.
-const ISO8601_LEN: usize = 28;
+pub const ISO8601_LEN: usize = 28;
 
 /// A forward-only reader over ASCII bytes of a DateTime.
 struct Cursor<'a> {
@@ -294,7 +303,7 @@ const fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// The proleptic Gregorian date `days` after 1970-01-01 (inverse of [`days_from_civil`]).
-pub(crate) const fn civil_from_days(days: i64) -> (i64, i64, i64) {
+const fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z - era * 146_097;

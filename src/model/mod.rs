@@ -13,7 +13,7 @@ mod value;
 mod wire;
 
 pub use datetime::DateTime;
-pub(crate) use datetime::civil_from_days;
+pub(crate) use datetime::ISO8601_LEN;
 pub use entity::Entity;
 pub use error::{KeyKind, ModelError};
 pub use guid::Guid;

@@ -6,13 +6,9 @@ use std::fmt::Write as _;
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
-use crate::model::civil_from_days;
-use crate::model::limits::{DAYS_TO_UNIX_EPOCH, TICKS_PER_DAY, TICKS_PER_SECOND};
+use crate::model::ISO8601_LEN;
 use crate::model::{DateTime, EdmType};
 use crate::table::{RowRef, StoredEntity};
-
-/// Length of an ISO 8601 Timestamp as the model writes it (`2024-01-01T00:00:00.0000000Z`).
-const TIMESTAMP_MAX_LEN: usize = 32;
 
 /// Appends `text` as a JSON string literal.
 pub fn write_str(out: &mut String, text: &str) {
@@ -152,76 +148,16 @@ pub fn write_etag_text(out: &mut String, timestamp: DateTime) {
 }
 
 /// A Timestamp formatted on the stack: written twice per entity (`Timestamp`, `odata.etag`).
-struct Timestamp {
-    bytes: [u8; TIMESTAMP_MAX_LEN],
-    len: usize,
-}
+struct Timestamp([u8; ISO8601_LEN]);
 
 impl Timestamp {
     fn new(instant: DateTime) -> Self {
-        let mut text = Self {
-            bytes: [0; TIMESTAMP_MAX_LEN],
-            len: 0,
-        };
-        if !text.fill(instant.ticks()) {
-            // Outside the years the fast path writes: the model's own formatter.
-            text.len = 0;
-            let _ = write!(text, "{instant}");
-        }
-        text
-    }
-
-    /// Writes `ticks` as `YYYY-MM-DDThh:mm:ss.fffffffZ`, the model's ISO 8601 form, by
-    /// hand: this runs for every entity written, and the general formatter cost more than
-    /// the rest of the entity. `false` for a year outside 1..=9999.
-    fn fill(&mut self, ticks: i64) -> bool {
-        let days = ticks.div_euclid(TICKS_PER_DAY);
-        let in_day = ticks.rem_euclid(TICKS_PER_DAY);
-        let (year, month, day) = civil_from_days(days - DAYS_TO_UNIX_EPOCH);
-        if !(1..=9999).contains(&year) {
-            return false;
-        }
-        let seconds = in_day / TICKS_PER_SECOND;
-        let fraction = in_day % TICKS_PER_SECOND;
-        let fields: [(i64, usize, u8); 7] = [
-            (year, 4, b'-'),
-            (month, 2, b'-'),
-            (day, 2, b'T'),
-            (seconds / 3600, 2, b':'),
-            (seconds / 60 % 60, 2, b':'),
-            (seconds % 60, 2, b'.'),
-            (fraction, 7, b'Z'),
-        ];
-        let mut at = 0;
-        for (value, width, separator) in fields {
-            let mut rest = value;
-            for slot in self.bytes.iter_mut().skip(at).take(width).rev() {
-                *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-                rest /= 10;
-            }
-            if let Some(slot) = self.bytes.get_mut(at + width) {
-                *slot = separator;
-            }
-            at += width + 1;
-        }
-        self.len = at;
-        true
+        Self(instant.iso8601_bytes())
     }
 
     fn as_str(&self) -> &str {
-        std::str::from_utf8(self.bytes.get(..self.len).unwrap_or_default()).unwrap_or_default()
-    }
-}
-
-impl std::fmt::Write for Timestamp {
-    fn write_str(&mut self, text: &str) -> std::fmt::Result {
-        let end = self.len + text.len();
-        self.bytes
-            .get_mut(self.len..end)
-            .ok_or(std::fmt::Error)?
-            .copy_from_slice(text.as_bytes());
-        self.len = end;
-        Ok(())
+        // ASCII by construction (`DateTime::iso8601_bytes`).
+        std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
 
