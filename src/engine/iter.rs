@@ -282,12 +282,11 @@ impl Iterator for MergeIter {
 
     fn next(&mut self) -> Option<Self::Item> {
         match self.advance() {
-            Ok(true) => Some(Ok(SstEntry {
-                key: self.key().to_vec(),
-                seq: self.seq(),
-                kind: self.kind(),
-                value: self.value().to_vec(),
-            })),
+            Ok(true) => Some(Ok(SstEntry::found(
+                self.key(),
+                (self.seq(), self.kind()),
+                self.value().to_vec(),
+            ))),
             Ok(false) => None,
             Err(err) => Some(Err(err)),
         }

@@ -8,7 +8,7 @@ use strata::RowRef;
 use strata::codec::property::ValueRef;
 
 use super::columns::ColumnMap;
-use super::schema::{ExportSchema, Stop, corrupt_row};
+use super::schema::{ExportSchema, Stop, corrupt_row, stored_twice};
 use crate::cli::error::{CliError, Result};
 use crate::cli::json::{PARTITION_KEY, ROW_KEY, TIMESTAMP};
 
@@ -62,14 +62,7 @@ impl CsvFile {
                 continue;
             };
             if *stamp == self.row {
-                return Err(corrupt_row(
-                    row,
-                    format!(
-                        "property {:?} is stored twice",
-                        String::from_utf8_lossy(property.name_bytes())
-                    ),
-                )
-                .into());
+                return Err(stored_twice(row, property.name_bytes()).into());
             }
             *stamp = self.row;
             field.clear();

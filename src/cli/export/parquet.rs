@@ -16,7 +16,7 @@ use strata::codec::property::ValueRef;
 use strata::model::{DateTime, EdmType, Guid};
 
 use super::columns::ColumnMap;
-use super::schema::{ExportSchema, Stop, corrupt_row};
+use super::schema::{ExportSchema, Stop, corrupt_row, stored_twice};
 use crate::cli::error::{CliError, Result};
 use crate::cli::json::{PARTITION_KEY, ROW_KEY, TIMESTAMP};
 
@@ -325,14 +325,7 @@ impl BatchBuilder {
             // Columns a row lacks are filled with nulls lazily, just before its next value.
             let filled = builder.len();
             if filled > self.rows {
-                return Err(corrupt_row(
-                    row,
-                    format!(
-                        "property {:?} is stored twice",
-                        String::from_utf8_lossy(property.name_bytes())
-                    ),
-                )
-                .into());
+                return Err(stored_twice(row, property.name_bytes()).into());
             }
             if filled < self.rows {
                 builder.append_nulls(self.rows - filled);

@@ -99,6 +99,17 @@ pub fn corrupt_row(row: &RowRef<'_>, err: impl std::fmt::Display) -> CliError {
     ))
 }
 
+/// The error for a row that stores the property `name` twice (the codec forbids it).
+pub fn stored_twice(row: &RowRef<'_>, name: &[u8]) -> CliError {
+    corrupt_row(
+        row,
+        format!(
+            "property {:?} is stored twice",
+            String::from_utf8_lossy(name)
+        ),
+    )
+}
+
 impl SchemaScan {
     /// Rows added so far.
     pub const fn rows(&self) -> u64 {
