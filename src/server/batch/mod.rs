@@ -15,7 +15,7 @@ use super::handlers::{Context, parse_if_match, prefer_content};
 use super::json::{Links, parse_entity, write_entity, write_etag_text, write_key_predicate};
 use super::reply::{Reply, error_body};
 use super::route::{self, Resource};
-use crate::model::{PartitionKey, RowKey};
+use crate::model::{DateTime, PartitionKey, RowKey};
 use crate::table::{ETag, IfMatch, StoredEntity, TableError};
 
 pub use parse::BatchOperation;
@@ -104,8 +104,11 @@ struct Part {
     body: String,
 }
 
-/// The table, keys and entity an operation names.
-fn target_of(op: &BatchOperation<'_>) -> Result<(String, Option<(String, String)>)> {
+/// The table an operation names and the keys its URL names, if any.
+type OperationTarget = (String, Option<(String, String)>);
+
+/// The table and keys an operation names.
+fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
     let target = route::parse(op.path, op.query)?;
     match target.resource {
         Resource::Entities(table) => Ok((table, None)),
@@ -125,9 +128,21 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     let mut table_name: Option<String> = None;
     let mut batch = None;
     let mut prepared = Vec::with_capacity(operations.len());
+    // The URL of the previous operation and its target: the inserts of a batch all post to
+    // one URL, which is then routed once.
+    let mut last_target: Option<(&str, Option<&str>, OperationTarget)> = None;
     for (index, op) in operations.iter().enumerate() {
         let mut step = || -> Result<()> {
-            let (table, url_keys) = target_of(op)?;
+            let (table, url_keys) = match &last_target {
+                Some((path, query, target)) if *path == op.path && *query == op.query => {
+                    target.clone()
+                }
+                _ => {
+                    let target = target_of(op)?;
+                    last_target = Some((op.path, op.query, target.clone()));
+                    target
+                }
+            };
             match &table_name {
                 Some(first) if !first.eq_ignore_ascii_case(&table) => {
                     return Err(ServerError::invalid(format!(
@@ -201,13 +216,53 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     let table = table_name.unwrap_or_default();
     let etags = batch.submit()?;
     let mut out = open_response(ctx, true, prepared.len());
+    // Every operation of a batch is written at one Timestamp: its ETag is formatted once.
+    let mut etag_texts = EtagTexts::default();
     for ((entity, op, insert), etag) in prepared.into_iter().zip(etags) {
-        write_success_part(&mut out, ctx, &table, entity, op, insert, etag);
+        write_success_part(
+            &mut out,
+            ctx,
+            &table,
+            entity,
+            op,
+            insert,
+            etag,
+            &mut etag_texts,
+        );
     }
     Ok(close_response(ctx, true, out))
 }
 
+/// The header text of the last ETag written, reused while the Timestamp stays the same.
+#[derive(Debug, Default)]
+struct EtagTexts {
+    last: Option<(DateTime, String)>,
+}
+
+impl EtagTexts {
+    /// The header text of the ETag of `timestamp`.
+    fn text(&mut self, timestamp: DateTime) -> &str {
+        if self
+            .last
+            .as_ref()
+            .is_none_or(|(last, _)| *last != timestamp)
+        {
+            let mut text = String::with_capacity(ETAG_TEXT_GUESS_BYTES);
+            write_etag_text(&mut text, timestamp);
+            self.last = Some((timestamp, text));
+        }
+        self.last.as_ref().map_or("", |(_, text)| text)
+    }
+}
+
+/// Room for one ETag header value.
+const ETAG_TEXT_GUESS_BYTES: usize = 48;
+
 /// Writes the response part of a successful operation.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one part's inputs plus the batch-wide ETag cache"
+)]
 fn write_success_part(
     out: &mut String,
     ctx: &Context<'_>,
@@ -216,6 +271,7 @@ fn write_success_part(
     op: &BatchOperation<'_>,
     insert: bool,
     etag: Option<ETag>,
+    etag_texts: &mut EtagTexts,
 ) {
     let Some(etag) = etag else {
         write_part_head(out, ctx, true, op.content_id, 204);
@@ -241,7 +297,7 @@ fn write_success_part(
         if content { 201 } else { 204 },
     );
     out.push_str("ETag: ");
-    write_etag_text(out, etag.timestamp());
+    out.push_str(etag_texts.text(etag.timestamp()));
     out.push_str("\r\n");
     if !insert {
         out.push_str("DataServiceId: ");
