@@ -112,6 +112,25 @@ impl Batch {
     /// with the index and cause of the first operation whose condition fails. On any error
     /// nothing is written.
     pub fn submit(self) -> Result<Vec<Option<ETag>>> {
+        self.commit()
+    }
+
+    /// As [`Batch::submit`], handing back each operation's entity with its new ETag, in
+    /// order, so a caller that answers with the entities needs no copy of its own.
+    ///
+    /// # Errors
+    /// As [`Batch::submit`].
+    pub fn submit_returning(self) -> Result<Vec<(Entity, Option<ETag>)>> {
+        let etags = self.commit()?;
+        Ok(self
+            .ops
+            .into_iter()
+            .map(|(_, entity)| entity)
+            .zip(etags)
+            .collect())
+    }
+
+    fn commit(&self) -> Result<Vec<Option<ETag>>> {
         self.validate()?;
         let ops: Vec<Operation<'_>> = self
             .ops

@@ -191,13 +191,7 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
                 }
                 .into());
             }
-            // An insert answers with its entity; the others need only its keys.
-            let kept = if matches!(kind, Op::Insert) {
-                entity.clone()
-            } else {
-                crate::model::Entity::new(entity.partition_key().clone(), entity.row_key().clone())
-            };
-            prepared.push((kept, op, matches!(kind, Op::Insert)));
+            prepared.push((op, matches!(kind, Op::Insert)));
             match kind {
                 Op::Insert => batch.insert(entity),
                 Op::Replace(c) => batch.replace(entity, c),
@@ -214,11 +208,12 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
         return Err(ServerError::invalid("the batch holds no operation"));
     };
     let table = table_name.unwrap_or_default();
-    let etags = batch.submit()?;
+    // The batch hands its entities back: an insert answers with its entity.
+    let written = batch.submit_returning()?;
     let mut out = open_response(ctx, true, prepared.len());
     // Every operation of a batch is written at one Timestamp: its ETag is formatted once.
     let mut etag_texts = EtagTexts::default();
-    for ((entity, op, insert), etag) in prepared.into_iter().zip(etags) {
+    for ((op, insert), (entity, etag)) in prepared.into_iter().zip(written) {
         write_success_part(
             &mut out,
             ctx,

@@ -243,6 +243,10 @@ fn plain_run(bytes: &[u8]) -> Option<(&str, usize)> {
     if run.get(ascii..)?.iter().any(|&byte| byte < 0x20) {
         return None;
     }
+    if end == ascii {
+        // SAFETY: the scan found every byte of the run below 0x80, and ASCII is UTF-8.
+        return Some((unsafe { std::str::from_utf8_unchecked(run) }, end));
+    }
     Some((std::str::from_utf8(run).ok()?, end))
 }
 
