@@ -109,14 +109,14 @@ pub fn entity_from_members(
         (None, _, None) => return Err(ServerError::invalid("the entity has no RowKey")),
     };
     let mut entity = Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?);
-    for (name, json) in members.iter() {
+    for (index, (name, json)) in members.iter().enumerate() {
         if name.starts_with(ODATA_PREFIX)
             || name.ends_with(TYPE_ANNOTATION_SUFFIX)
             || PropertyName::is_reserved(name)
         {
             continue;
         }
-        let annotation = match members.get_suffixed(name, TYPE_ANNOTATION_SUFFIX) {
+        let annotation = match members.get_suffixed_after(index, name, TYPE_ANNOTATION_SUFFIX) {
             None => None,
             Some(Scalar::Str(s)) => Some(s.as_ref()),
             Some(_) => {

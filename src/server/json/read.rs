@@ -90,6 +90,26 @@ impl<'de> Members<'de> {
         self.find(|key| cmp_suffixed(key.as_bytes(), name.as_bytes(), suffix.as_bytes()))
     }
 
+    /// [`Members::get_suffixed`] for the member at `index` of [`Members::iter`], named `name`:
+    /// its annotation usually sorts right after it, which is checked before searching.
+    #[must_use]
+    pub fn get_suffixed_after(
+        &self,
+        index: usize,
+        name: &str,
+        suffix: &str,
+    ) -> Option<&Scalar<'de>> {
+        match self.0.get(index + 1) {
+            Some((next, value))
+                if cmp_suffixed(next.as_bytes(), name.as_bytes(), suffix.as_bytes())
+                    == std::cmp::Ordering::Equal =>
+            {
+                Some(value)
+            }
+            _ => self.get_suffixed(name, suffix),
+        }
+    }
+
     fn find(&self, order: impl Fn(&str) -> std::cmp::Ordering) -> Option<&Scalar<'de>> {
         let at = self.0.binary_search_by(|(key, _)| order(key)).ok()?;
         self.0.get(at).map(|(_, value)| value)
@@ -252,6 +272,19 @@ mod tests {
             Some(&Scalar::Str("Edm.Int64".into()))
         );
         assert_eq!(members.get_suffixed("M", "@odata.type"), None);
+        for (index, (name, _)) in members.iter().enumerate() {
+            assert_eq!(
+                members.get_suffixed_after(index, name, "@odata.type"),
+                members.get_suffixed(name, "@odata.type"),
+            );
+        }
+        let apart = Members::parse(br#"{"N":"5","N1":2,"N@odata.type":"Edm.Int64"}"#)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            apart.get_suffixed_after(0, "N", "@odata.type"),
+            Some(&Scalar::Str("Edm.Int64".into()))
+        );
     }
 
     #[test]
