@@ -224,3 +224,73 @@ fn engine_stats_keep_blocks_and_pinned_metadata_within_the_cache_budget() {
         after.sst_pinned_bytes
     );
 }
+
+#[test]
+fn memtables_are_charged_to_the_cache_budget_until_flushed() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let capacity: u64 = 4 << 20;
+    let options = Options {
+        memtable_bytes: 8 << 20,
+        block_cache_bytes: capacity as usize,
+        background_compaction: false,
+        ..Options::default()
+    };
+    let engine = Engine::open(dir.path().join("db"), options).unwrap();
+    let key = |i: u32| format!("key{:08}", i.wrapping_mul(2_654_435_761) % 10_000_000);
+    let write = |from: u32, to: u32| {
+        for chunk in (from..to).collect::<Vec<_>>().chunks(100) {
+            let mut b = WriteBatch::new();
+            for &i in chunk {
+                b.put(key(i).as_bytes(), &[i as u8; 200]);
+            }
+            engine
+                .write(&b, strata::engine::Durability::Buffered)
+                .unwrap();
+        }
+    };
+    let read_all = |to: u32| {
+        for i in 0..to {
+            assert!(engine.get(key(i).as_bytes()).unwrap().is_some());
+        }
+    };
+    write(0, 60_000);
+    engine.flush().unwrap();
+    read_all(60_000);
+    let idle = engine.stats().unwrap();
+    assert_eq!(idle.memtable_bytes, 0);
+    assert!(
+        idle.block_cache_bytes + idle.sst_pinned_bytes > capacity * 3 / 4,
+        "reads fill the cache: {} + {}",
+        idle.block_cache_bytes,
+        idle.sst_pinned_bytes
+    );
+
+    // Unflushed writes take their memory from the blocks, not on top of them.
+    write(60_000, 70_000);
+    let busy = engine.stats().unwrap();
+    assert!(
+        busy.memtable_bytes > 2 << 20,
+        "memtable holds {}",
+        busy.memtable_bytes
+    );
+    let total = busy.block_cache_bytes + busy.sst_pinned_bytes + busy.memtable_bytes;
+    assert!(
+        total <= capacity + capacity / 64,
+        "blocks {} + metadata {} + memtables {} over {capacity}",
+        busy.block_cache_bytes,
+        busy.sst_pinned_bytes,
+        busy.memtable_bytes
+    );
+
+    // Flushed, the memtable's share goes back to the blocks.
+    engine.flush().unwrap();
+    read_all(70_000);
+    let after = engine.stats().unwrap();
+    assert!(
+        after.block_cache_bytes > busy.block_cache_bytes + (1 << 20),
+        "blocks {} -> {} after the flush",
+        busy.block_cache_bytes,
+        after.block_cache_bytes
+    );
+}

@@ -6,10 +6,13 @@
 //!
 //! The index, bloom filter and prefix filter of an open SST stay in memory (every read
 //! consults them), but their bytes are *pinned* against the same budget, as RocksDB does with
-//! `cache_index_and_filter_blocks` and as SQLite's interior pages share its page cache: data
-//! blocks get the capacity minus the pinned bytes, never less than
-//! `1 / MIN_DATA_SHARE_DIVISOR` of it. So the budget bounds the real memory of blocks and
-//! metadata together, as long as the metadata fits in the rest.
+//! `cache_index_and_filter_blocks` and as SQLite's interior pages share its page cache. The
+//! engine also charges its memtables to the budget, as RocksDB's write buffer manager does
+//! with `cost_to_cache` and as SQLite's dirty pages live in its page cache: data blocks get
+//! the capacity minus the pinned and charged bytes, never less than
+//! `1 / MIN_DATA_SHARE_DIVISOR` of it. So the budget bounds the real memory of blocks,
+//! metadata and write buffers together, as long as those fit in the rest. Memtables are still
+//! bounded by their own option; the cache yields to them, never the reverse.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,6 +71,8 @@ pub struct BlockCache {
     capacity: u64,
     /// Bytes of index and filters held by open SSTs.
     pinned: AtomicU64,
+    /// Bytes of write buffers (memtables) charged by the engine, in resize steps.
+    write_buffers: AtomicU64,
     /// The data capacity last given to `inner`; the lock also orders concurrent resizes.
     data_capacity: Mutex<u64>,
 }
@@ -87,6 +92,7 @@ impl BlockCache {
             inner,
             capacity,
             pinned: AtomicU64::new(0),
+            write_buffers: AtomicU64::new(0),
             data_capacity: Mutex::new(capacity),
         }
     }
@@ -105,6 +111,23 @@ impl BlockCache {
     /// Bytes of index and filters pinned by open SSTs against the capacity.
     pub fn pinned_bytes(&self) -> u64 {
         self.pinned.load(Ordering::Acquire)
+    }
+
+    /// Bytes of write buffers charged by [`BlockCache::charge_write_buffers`] (rounded down
+    /// to a resize step).
+    pub fn write_buffer_bytes(&self) -> u64 {
+        self.write_buffers.load(Ordering::Acquire)
+    }
+
+    /// Sets the memory the engine's memtables hold, charged against the budget in place of
+    /// data blocks. Cheap when the figure stays within the same resize step (one atomic
+    /// load), so the engine calls it after every write.
+    pub fn charge_write_buffers(&self, bytes: u64) {
+        let step = self.step();
+        let rounded = bytes / step * step;
+        if self.write_buffers.swap(rounded, Ordering::AcqRel) != rounded {
+            self.resize();
+        }
     }
 
     /// The share of the capacity data blocks may use now.
@@ -134,14 +157,21 @@ impl BlockCache {
             return;
         };
         let mut current = self.data_capacity.lock();
-        let step = (self.capacity / RESIZE_STEPS).max(1);
+        let step = self.step();
         let floor = self.capacity / MIN_DATA_SHARE_DIVISOR;
-        let left = self.capacity.saturating_sub(self.pinned_bytes());
+        let left = self
+            .capacity
+            .saturating_sub(self.pinned_bytes())
+            .saturating_sub(self.write_buffer_bytes());
         let target = (left / step * step).max(floor).max(1);
         if target != *current {
             blocks.set_capacity(target);
             *current = target;
         }
+    }
+
+    fn step(&self) -> u64 {
+        (self.capacity / RESIZE_STEPS).max(1)
     }
 
     pub(super) fn get(&self, sst_id: u64, offset: u64) -> Option<Arc<Block>> {
