@@ -125,7 +125,10 @@ impl BlockCache {
     pub fn charge_write_buffers(&self, bytes: u64) {
         let step = self.step();
         let rounded = bytes / step * step;
-        if self.write_buffers.swap(rounded, Ordering::AcqRel) != rounded {
+        // A load first: concurrent writers then share the cache line instead of bouncing it.
+        if self.write_buffers.load(Ordering::Acquire) != rounded
+            && self.write_buffers.swap(rounded, Ordering::AcqRel) != rounded
+        {
             self.resize();
         }
     }
