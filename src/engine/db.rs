@@ -73,7 +73,9 @@ impl Engine {
     /// Applies `batch` atomically; returns the sequence number of its last operation once
     /// `durability` holds. After any failed write or sync every later write is `Error::Poisoned`.
     pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<Seq> {
-        self.inner.write(batch, durability)
+        let seq = self.inner.write(batch, durability);
+        charge_memtables(&self.inner);
+        seq
     }
 
     /// The current value of `key`.
@@ -112,7 +114,9 @@ impl Engine {
     /// Writes the memtable to an SST and makes everything durable.
     pub fn flush(&self) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.flush(false)
+        let flushed = self.inner.flush(false);
+        charge_memtables(&self.inner);
+        flushed
     }
 
     /// Compacts everything into the last level, dropping overwritten and deleted data, then
@@ -120,7 +124,9 @@ impl Engine {
     pub fn compact(&self) -> Result<()> {
         self.inner.check_writable()?;
         let _guard = self.inner.compaction.lock();
-        self.inner.compact_all()
+        let compacted = self.inner.compact_all();
+        charge_memtables(&self.inner);
+        compacted
     }
 
     /// Writes a consistent, fully compacted copy of the database to a new file at `path`
@@ -208,6 +214,36 @@ fn spawn_background(inner: Arc<Inner>) -> JoinHandle<()> {
                 // The failure is kept as the poison cause; writers report it.
                 let _ = inner.poisoned(err);
             }
+            charge_memtables(&inner);
+            release_free_heap_pages();
         }
     })
+}
+
+/// Charges the memtables' memory to the block cache's budget, so that blocks, SST metadata
+/// and write buffers share one bound (see `BlockCache::charge_write_buffers`).
+fn charge_memtables(inner: &Inner) {
+    let view = inner.view();
+    let bytes: usize = std::iter::once(&view.mem)
+        .chain(&view.imms)
+        .map(|mem| mem.approximate_bytes())
+        .sum();
+    inner.cache.charge_write_buffers(bytes as u64);
+}
+
+/// Hands the free pages inside the allocator's arenas back to the OS.
+///
+/// glibc gives each thread that allocates its own arena and returns memory to the OS only
+/// from the top of an arena. A flush or compaction frees megabytes (a memtable, input blocks,
+/// replaced SSTs' index and filters) below the long-lived index and filters of the SSTs it
+/// just opened, so without this those pages stay resident in an arena that the writers and
+/// readers, who allocate from other arenas, cannot reuse. Returning them costs a walk of the
+/// free lists once per job (jobs run at most once per memtable of writes).
+fn release_free_heap_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only releases memory the allocator holds free; it takes the
+    // arenas' locks itself and is safe to call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

@@ -42,7 +42,8 @@ pub struct Options {
     /// charged the whole arena slot they take: skip-list node, key and value); at most three
     /// exist at once (the active one and two frozen ones waiting).
     pub memtable_bytes: usize,
-    /// Capacity of the shared block cache.
+    /// Memory budget of the shared block cache, which also covers the open SSTs' index and
+    /// filters and the memtables' memory (data blocks get what those leave, at least a quarter).
     pub block_cache_bytes: usize,
     /// Uncompressed size of an SST data block.
     pub block_bytes: usize,

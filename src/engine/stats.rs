@@ -27,6 +27,11 @@ pub struct Stats {
     pub free_bytes: u64,
     /// Bytes held by memtables.
     pub memtable_bytes: u64,
+    /// Bytes of decoded data blocks in the block cache (real allocation sizes).
+    pub block_cache_bytes: u64,
+    /// Bytes of index, filters and properties the open SSTs keep in memory, charged to the
+    /// block cache's budget (so `block_cache_bytes + sst_pinned_bytes` stays within it).
+    pub sst_pinned_bytes: u64,
     /// Bytes of user batches written since open.
     pub user_bytes_written: u64,
     /// Bytes written to the file since open.
@@ -72,6 +77,8 @@ impl Stats {
             file_bytes,
             free_bytes: inner.alloc.lock().free_bytes(),
             memtable_bytes,
+            block_cache_bytes: inner.cache.used_bytes(),
+            sst_pinned_bytes: inner.cache.pinned_bytes(),
             user_bytes_written: user,
             file_bytes_written: written,
             write_amplification: ratio(written, user),

@@ -74,6 +74,11 @@ impl Bloom {
         })
     }
 
+    /// Bytes of heap the filter holds (its bit array's allocation).
+    pub fn heap_bytes(&self) -> usize {
+        self.bits.capacity()
+    }
+
     /// False when the hashed item is certainly absent.
     #[inline]
     pub fn may_contain(&self, h: u64) -> bool {

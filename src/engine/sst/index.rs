@@ -4,8 +4,10 @@
 //! entry: separator_len varint | separator | block offset varint | block len varint
 //! ```
 //!
-//! In memory the separators sit in one buffer and the slots in one array, so a binary search
-//! touches two contiguous allocations instead of one heap object per block.
+//! In memory the separators sit in one buffer and the per-block numbers in flat arrays (12
+//! bytes a block besides its separator and fence: data blocks tile the data area, so a block's
+//! end is the next one's offset), so a binary search touches contiguous allocations instead
+//! of one heap object per block, and an SST's resident index stays small.
 
 use super::format::{BLOCK_TRAILER_LEN, BlockHandle, corruption, get_varint, put_varint};
 use crate::engine::Result;
@@ -18,13 +20,6 @@ pub fn put_index_entry(out: &mut Vec<u8>, separator: &[u8], handle: BlockHandle)
     put_varint(out, handle.len);
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    /// End of this block's separator in `keys` (it starts where the previous one ends).
-    key_end: usize,
-    handle: BlockHandle,
-}
-
 /// The decoded index of an SST.
 ///
 /// Every separator starts with the prefix that the first and the last one share (they are
@@ -35,7 +30,10 @@ struct Slot {
 #[derive(Debug)]
 pub struct BlockIndex {
     keys: Vec<u8>,
-    slots: Vec<Slot>,
+    /// End of separator `i` in `keys` (it starts where separator `i - 1` ends).
+    key_ends: Vec<u32>,
+    /// End of data block `i` (it starts where block `i - 1` ends, the first at 0).
+    block_ends: Vec<u64>,
     /// Length of the prefix every separator shares.
     common: usize,
     fences: Vec<u64>,
@@ -56,16 +54,23 @@ impl BlockIndex {
     /// Parses index contents found at absolute `offset`; data blocks must tile `0..data_end`
     /// exactly, in order, and separators must not decrease.
     pub fn decode(buf: &[u8], offset: u64, data_end: u64) -> Result<Self> {
+        if u32::try_from(buf.len()).is_err() {
+            return Err(corruption(
+                offset,
+                format!("SST index of {} bytes is over 4 GiB", buf.len()),
+            ));
+        }
         let mut index = Self {
             keys: Vec::with_capacity(buf.len()),
-            slots: Vec::new(),
+            key_ends: Vec::new(),
+            block_ends: Vec::new(),
             common: 0,
             fences: Vec::new(),
         };
         let mut pos = 0;
         let mut expected_offset = 0u64;
         while pos < buf.len() {
-            let i = index.slots.len();
+            let i = index.block_ends.len();
             let bad = |what: &str| corruption(offset, format!("SST index entry {i}: {what}"));
             let n = get_varint(buf, &mut pos).ok_or_else(|| bad("bad key length"))?;
             let sep = usize::try_from(n)
@@ -88,24 +93,23 @@ impl BlockIndex {
                 return Err(bad("separator out of order"));
             }
             index.keys.extend_from_slice(sep);
-            index.slots.push(Slot {
-                key_end: index.keys.len(),
-                handle: BlockHandle {
-                    offset: block_offset,
-                    len: block_len,
-                },
-            });
+            // `keys` is never longer than `buf`, checked above to fit a u32.
+            let key_end = u32::try_from(index.keys.len()).unwrap_or(u32::MAX);
+            index.key_ends.push(key_end);
+            index.block_ends.push(expected_offset);
         }
-        if index.slots.is_empty() || expected_offset != data_end {
+        if index.block_ends.is_empty() || expected_offset != data_end {
             return Err(corruption(
                 offset,
                 format!(
                     "SST index covers {expected_offset} of {data_end} data bytes in {} blocks",
-                    index.slots.len()
+                    index.block_ends.len()
                 ),
             ));
         }
         index.keys.shrink_to_fit();
+        index.key_ends.shrink_to_fit();
+        index.block_ends.shrink_to_fit();
         index.build_fences();
         Ok(index)
     }
@@ -114,7 +118,7 @@ impl BlockIndex {
         let first = self.separator(0).unwrap_or_default();
         let last = self.last_separator().unwrap_or_default();
         let common = first.iter().zip(last).take_while(|(a, b)| a == b).count();
-        let fences = (0..self.slots.len())
+        let fences = (0..self.len())
             .map(|i| fence(self.separator(i).unwrap_or_default(), common))
             .collect();
         self.common = common;
@@ -123,14 +127,22 @@ impl BlockIndex {
 
     /// Number of data blocks.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.block_ends.len()
+    }
+
+    /// Bytes of heap the decoded index holds (its allocations' capacities).
+    pub fn heap_bytes(&self) -> usize {
+        self.keys.capacity()
+            + self.key_ends.capacity() * size_of::<u32>()
+            + self.block_ends.capacity() * size_of::<u64>()
+            + self.fences.capacity() * size_of::<u64>()
     }
 
     /// The separator of block `i`.
     pub fn separator(&self, i: usize) -> Option<&[u8]> {
-        let end = self.slots.get(i)?.key_end;
+        let end = *self.key_ends.get(i)? as usize;
         let start = match i.checked_sub(1) {
-            Some(p) => self.slots.get(p)?.key_end,
+            Some(p) => *self.key_ends.get(p)? as usize,
             None => 0,
         };
         self.keys.get(start..end)
@@ -138,12 +150,20 @@ impl BlockIndex {
 
     /// The separator of the last block.
     pub fn last_separator(&self) -> Option<&[u8]> {
-        self.separator(self.slots.len().checked_sub(1)?)
+        self.separator(self.len().checked_sub(1)?)
     }
 
     /// The handle of block `i`.
     pub fn handle(&self, i: usize) -> Option<BlockHandle> {
-        self.slots.get(i).map(|s| s.handle)
+        let end = *self.block_ends.get(i)?;
+        let offset = match i.checked_sub(1) {
+            Some(p) => *self.block_ends.get(p)?,
+            None => 0,
+        };
+        Some(BlockHandle {
+            offset,
+            len: end.saturating_sub(offset),
+        })
     }
 
     /// The first block whose separator is `>= key` (== `len()` if none).
@@ -153,11 +173,11 @@ impl BlockIndex {
         match key.get(..self.common).unwrap_or(key).cmp(prefix) {
             // Shorter than the common prefix, or smaller within it: before every separator.
             std::cmp::Ordering::Less => return 0,
-            std::cmp::Ordering::Greater => return self.slots.len(),
+            std::cmp::Ordering::Greater => return self.len(),
             std::cmp::Ordering::Equal => {}
         }
         let target = fence(key, self.common);
-        let (mut lo, mut hi) = (0, self.slots.len());
+        let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let below = match self.fences.get(mid).map(|f| f.cmp(&target)) {

@@ -45,6 +45,11 @@ impl SstProperties {
         }
     }
 
+    /// Bytes of memory held besides the struct itself (the two keys' allocations).
+    pub fn heap_bytes(&self) -> usize {
+        self.min_key.capacity() + self.max_key.capacity()
+    }
+
     /// Decodes and sanity-checks properties found in the block at absolute `offset`.
     pub fn decode(buf: &[u8], offset: u64) -> Result<Self> {
         let bad = |what: &str| corruption(offset, format!("SST properties: {what}"));

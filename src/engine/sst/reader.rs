@@ -57,6 +57,14 @@ pub struct SstReader {
     bloom: Option<Bloom>,
     prefix: Option<Bloom>,
     properties: SstProperties,
+    /// Bytes of index, filters and properties pinned against the cache's budget until drop.
+    pinned: u64,
+}
+
+impl Drop for SstReader {
+    fn drop(&mut self) {
+        self.cache.unpin(self.pinned);
+    }
 }
 
 impl SstReader {
@@ -138,6 +146,14 @@ impl SstReader {
         if properties.max_key.as_slice() != last_sep {
             return Err(corruption(props_at, "SST max key disagrees with its index"));
         }
+        // The reader lives in an `Arc`: its struct plus the two counters.
+        let pinned = (size_of::<Self>()
+            + size_of::<[usize; 2]>()
+            + index.heap_bytes()
+            + bloom.as_ref().map_or(0, Bloom::heap_bytes)
+            + prefix.as_ref().map_or(0, Bloom::heap_bytes)
+            + properties.heap_bytes()) as u64;
+        cache.pin(pinned);
         Ok(Self {
             storage,
             extent,
@@ -148,7 +164,14 @@ impl SstReader {
             bloom,
             prefix,
             properties,
+            pinned,
         })
+    }
+
+    /// Bytes of index, filters and properties this reader keeps in memory, charged to the
+    /// block cache's budget while it is open.
+    pub fn pinned_bytes(&self) -> u64 {
+        self.pinned
     }
 
     /// The newest entry for `key` with `seq <= read_seq`, consulting the bloom filter first.

@@ -175,9 +175,9 @@ impl Block {
         })
     }
 
-    /// Bytes held in memory (for the cache's weight).
-    pub fn memory_len(&self) -> usize {
-        self.data.len() + std::mem::size_of::<Self>()
+    /// Bytes of the contents' allocation (its capacity, not its length): what the cache charges.
+    pub fn allocated_len(&self) -> usize {
+        self.data.capacity()
     }
 
     fn restart(&self, i: usize) -> usize {
