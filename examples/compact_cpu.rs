@@ -116,6 +116,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let engine = Engine::open(&path, options)?;
     let file_len = || std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    // Allocated blocks, in the 512-byte unit POSIX fixes for `st_blocks`.
+    let allocated =
+        || std::fs::metadata(&path).map_or(0, |m| std::os::unix::fs::MetadataExt::blocks(&m) * 512);
     let mut mix = Mix(42);
     let mut order: Vec<u64> = (0..entries).collect();
     for i in (1..order.len()).rev() {
@@ -128,10 +131,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (cpu, wall) = (cpu_seconds(), Instant::now());
         let result = run();
         println!(
-            "{name:<10} cpu {:>7.3} s  wall {:>7.3} s  file {:>8.1} MiB",
+            "{name:<10} cpu {:>7.3} s  wall {:>7.3} s  file {:>8.1} MiB  allocated {:>8.1} MiB",
             cpu_seconds() - cpu,
             wall.elapsed().as_secs_f64(),
-            mib(file_len())
+            mib(file_len()),
+            mib(allocated())
         );
         result
     };

@@ -10,6 +10,7 @@ mod full;
 mod merge;
 mod output;
 mod pick;
+mod reclaim;
 
 use merge::{EntrySource, KeyRange, OwnedEntries, SstMerge};
 use output::SstOutput;
@@ -101,6 +102,7 @@ impl Inner {
                 version
             };
             self.install(edit, Vec::new(), Some(&frozen))?;
+            self.punch_free_space();
         }
     }
 
@@ -174,7 +176,9 @@ impl Inner {
             }
             version
         };
-        self.install(edit, job.inputs.clone(), None)
+        self.install(edit, job.inputs.clone(), None)?;
+        self.punch_free_space();
+        Ok(())
     }
 
     /// Moves the single input of `job` down a level without rewriting it (RocksDB's "trivial
@@ -414,6 +418,7 @@ impl Inner {
             version
         };
         self.install(edit, obsolete, None)?;
+        self.punch_free_space();
         Ok(true)
     }
 
