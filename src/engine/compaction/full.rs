@@ -43,8 +43,9 @@ impl Inner {
         // Drop the WAL segment allocated before the compaction (likely mid-file), then move
         // SSTs down into the holes the compaction left.
         // The first switch frees the old segment; the second can then land in the lowest hole.
-        self.flush(true)?;
-        self.flush(true)?;
+        // Nothing is punched before the relocation passes have refilled the holes.
+        self.flush_punching(true, false)?;
+        self.flush_punching(true, false)?;
         self.relocate_tail()
     }
 }

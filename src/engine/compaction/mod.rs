@@ -64,6 +64,11 @@ impl Inner {
     /// Freezes a non-empty memtable (or, with `force`, even an empty one, to move the WAL to a
     /// fresh segment) and flushes every frozen memtable.
     pub fn flush(&self, force: bool) -> Result<()> {
+        self.flush_punching(force, true)
+    }
+
+    /// As [`Inner::flush`]; the space freed is punched out of the file only with `punch`.
+    fn flush_punching(&self, force: bool, punch: bool) -> Result<()> {
         let _guard = self.flushing.lock();
         {
             let mut writer = self.writer.lock();
@@ -71,11 +76,16 @@ impl Inner {
                 self.freeze(&mut writer)?;
             }
         }
-        self.flush_frozen()
+        self.flush_frozen_punching(punch)
     }
 
     /// Writes every frozen memtable to an L0 SST, oldest first. Caller holds `flushing`.
     pub fn flush_frozen(&self) -> Result<()> {
+        self.flush_frozen_punching(true)
+    }
+
+    /// As [`Inner::flush_frozen`]; the space freed is punched out of the file only with `punch`.
+    fn flush_frozen_punching(&self, punch: bool) -> Result<()> {
         loop {
             let Some(frozen) = self.frozen.lock().first().cloned() else {
                 return Ok(());
@@ -102,7 +112,9 @@ impl Inner {
                 version
             };
             self.install(edit, Vec::new(), Some(&frozen))?;
-            self.punch_free_space();
+            if punch {
+                self.punch_free_space();
+            }
         }
     }
 
@@ -112,7 +124,9 @@ impl Inner {
             return moved;
         }
         let outputs = self.merge_parts(job, vec![KeyRange::default()])?;
-        self.commit_job(job, outputs)
+        self.commit_job(job, outputs)?;
+        self.punch_free_space();
+        Ok(())
     }
 
     /// Merges `job` into new SSTs, one key range of `parts` per thread (the first on this
@@ -176,9 +190,7 @@ impl Inner {
             }
             version
         };
-        self.install(edit, job.inputs.clone(), None)?;
-        self.punch_free_space();
-        Ok(())
+        self.install(edit, job.inputs.clone(), None)
     }
 
     /// Moves the single input of `job` down a level without rewriting it (RocksDB's "trivial
@@ -323,7 +335,11 @@ impl Inner {
                 break;
             }
         }
-        self.truncate_tail()
+        self.truncate_tail()?;
+        // Only now: the passes refill the holes the merge left, and punching them first
+        // would make the file system allocate those pages again.
+        self.punch_free_space();
+        Ok(())
     }
 
     /// Moves every SST that sits above a free hole into the lowest holes, highest SST first,
@@ -418,7 +434,6 @@ impl Inner {
             version
         };
         self.install(edit, obsolete, None)?;
-        self.punch_free_space();
         Ok(true)
     }
 
