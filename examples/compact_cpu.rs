@@ -1,7 +1,8 @@
 //! CPU cost of compaction on a fixed, deterministic workload: loads N entries in random key
 //! order, overwrites N random keys, then runs `Engine::compact()`, printing the process CPU
-//! time and file size after each phase. With `--inline` (the default) flushes and compactions
-//! run in the writer thread, so the whole run is one thread and fit for callgrind.
+//! time, file length and allocated blocks after each phase. By default (no `--background`)
+//! flushes and compactions
+//! run in the writer thread, so the run is deterministic and fit for callgrind.
 //!
 //! ```sh
 //! cargo run --release --example compact_cpu -- [--entries N] [--background] [--dir DIR]
