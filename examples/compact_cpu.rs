@@ -1,8 +1,8 @@
 //! CPU cost of compaction on a fixed, deterministic workload: loads N entries in random key
 //! order, overwrites N random keys, then runs `Engine::compact()`, printing the process CPU
 //! time, file length and allocated blocks after each phase. By default (no `--background`)
-//! flushes and compactions
-//! run in the writer thread, so the run is deterministic and fit for callgrind.
+//! flushes and compactions run in the writer thread, so the run is deterministic and fit for
+//! callgrind.
 //!
 //! ```sh
 //! cargo run --release --example compact_cpu -- [--entries N] [--background] [--dir DIR]
