@@ -62,6 +62,24 @@ impl<I: Iterator<Item = SstEntry>> EntrySource for OwnedEntries<I> {
     }
 }
 
+/// A key range `[start, end)` of a merge; `None` ends are unbounded.
+#[derive(Debug, Clone, Default)]
+pub struct KeyRange {
+    /// First user key included.
+    pub start: Option<Vec<u8>>,
+    /// First user key excluded.
+    pub end: Option<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// Whether `sst` holds keys in the range.
+    fn overlaps(&self, sst: &SstHandle) -> bool {
+        let props = &sst.meta.props;
+        self.start.as_ref().is_none_or(|s| props.max_key >= *s)
+            && self.end.as_ref().is_none_or(|e| props.min_key < *e)
+    }
+}
+
 /// SSTs with disjoint key ranges, ascending, read one after another.
 #[derive(Debug)]
 struct Run {
@@ -69,11 +87,17 @@ struct Run {
     /// Index of the SST under `iter`.
     at: usize,
     iter: SstIter,
+    range: Arc<KeyRange>,
 }
 
 impl Run {
-    fn open(sst: &Arc<SstHandle>) -> SstIter {
-        sst.reader.iter(&[]).without_cache_fill()
+    fn open(sst: &Arc<SstHandle>, range: &KeyRange) -> SstIter {
+        let start = range.start.as_deref().unwrap_or_default();
+        let iter = sst.reader.iter(start).without_cache_fill();
+        match &range.end {
+            Some(end) => iter.with_upper_bound(end),
+            None => iter,
+        }
     }
 
     /// Advances, moving on to the next SST at the end of one; false when all are done.
@@ -86,7 +110,7 @@ impl Run {
             let Some(next) = self.ssts.get(self.at) else {
                 return Ok(false);
             };
-            self.iter = Self::open(next);
+            self.iter = Self::open(next, &self.range);
         }
     }
 }
@@ -105,8 +129,14 @@ impl SstMerge {
     /// A merge of `inputs`; each SST joins the first run whose last SST ends below its first
     /// key (so the SSTs of one level, given in key order, form a single run).
     pub fn new(inputs: &[Arc<SstHandle>]) -> Self {
+        Self::bounded(inputs, KeyRange::default())
+    }
+
+    /// A merge of the entries of `inputs` whose user keys lie in `range`.
+    pub fn bounded(inputs: &[Arc<SstHandle>], range: KeyRange) -> Self {
+        let range = Arc::new(range);
         let mut chains: Vec<Vec<Arc<SstHandle>>> = Vec::new();
-        for sst in inputs {
+        for sst in inputs.iter().filter(|sst| range.overlaps(sst)) {
             let min = &sst.meta.props.min_key;
             let fits = chains.iter_mut().find(|chain| {
                 chain
@@ -121,8 +151,13 @@ impl SstMerge {
         let runs = chains
             .into_iter()
             .filter_map(|ssts| {
-                let iter = Run::open(ssts.first()?);
-                Some(Run { ssts, at: 0, iter })
+                let iter = Run::open(ssts.first()?, &range);
+                Some(Run {
+                    ssts,
+                    at: 0,
+                    iter,
+                    range: Arc::clone(&range),
+                })
             })
             .collect();
         Self {

@@ -6,11 +6,13 @@
 //! above. All L0 SSTs move to L1 together once `l0_compaction_trigger` of them exist, so the
 //! newest version of a key is always in the highest level that holds the key.
 
+mod full;
 mod merge;
 mod output;
 mod pick;
+mod reclaim;
 
-use merge::{EntrySource, OwnedEntries, SstMerge};
+use merge::{EntrySource, KeyRange, OwnedEntries, SstMerge};
 use output::SstOutput;
 pub use pick::{CompactionJob, pick};
 
@@ -18,11 +20,10 @@ use std::sync::Arc;
 
 use super::file::Extent;
 use super::inner::Inner;
-use super::limits::NUM_LEVELS;
 use super::manifest::SstMeta;
 use super::sst::{SstOptions, SstReader, SstWriter};
 use super::version::{SstHandle, Version};
-use super::{Result, ValueKind};
+use super::{Error, Result, ValueKind};
 
 /// Holes smaller than `sst_target_bytes / HOLE_FILL_MIN_DIV` are not worth cutting an SST for.
 const HOLE_FILL_MIN_DIV: usize = 8;
@@ -63,6 +64,11 @@ impl Inner {
     /// Freezes a non-empty memtable (or, with `force`, even an empty one, to move the WAL to a
     /// fresh segment) and flushes every frozen memtable.
     pub fn flush(&self, force: bool) -> Result<()> {
+        self.flush_punching(force, true)
+    }
+
+    /// As [`Inner::flush`]; the space freed is punched out of the file only with `punch`.
+    fn flush_punching(&self, force: bool, punch: bool) -> Result<()> {
         let _guard = self.flushing.lock();
         {
             let mut writer = self.writer.lock();
@@ -70,11 +76,16 @@ impl Inner {
                 self.freeze(&mut writer)?;
             }
         }
-        self.flush_frozen()
+        self.flush_frozen_punching(punch)
     }
 
     /// Writes every frozen memtable to an L0 SST, oldest first. Caller holds `flushing`.
     pub fn flush_frozen(&self) -> Result<()> {
+        self.flush_frozen_punching(true)
+    }
+
+    /// As [`Inner::flush_frozen`]; the space freed is punched out of the file only with `punch`.
+    fn flush_frozen_punching(&self, punch: bool) -> Result<()> {
         loop {
             let Some(frozen) = self.frozen.lock().first().cloned() else {
                 return Ok(());
@@ -101,23 +112,73 @@ impl Inner {
                 version
             };
             self.install(edit, Vec::new(), Some(&frozen))?;
+            if punch {
+                self.punch_free_space();
+            }
         }
     }
 
     /// Runs one compaction job and commits its result. Caller holds `compaction`.
     pub fn run_compaction(&self, job: &CompactionJob) -> Result<()> {
+        if let Some(moved) = self.trivial_move(job) {
+            return moved;
+        }
+        let outputs = self.merge_parts(job, vec![KeyRange::default()])?;
+        self.commit_job(job, outputs)?;
+        self.punch_free_space();
+        Ok(())
+    }
+
+    /// Merges `job` into new SSTs, one key range of `parts` per thread (the first on this
+    /// one). On an error, the outputs of every part are freed.
+    fn merge_parts(
+        &self,
+        job: &CompactionJob,
+        parts: Vec<KeyRange>,
+    ) -> Result<Vec<Arc<SstHandle>>> {
         let current = Arc::clone(&self.view().version);
-        let outputs = self.write_ssts(
-            &mut SstMerge::new(&job.inputs),
-            job.output_level,
-            DropRules {
-                tombstones: job.drop_tombstones,
-                split: true,
-            },
-            &current.range_tombstones,
-            0,
-        )?;
-        drop(current);
+        let tombstones = current.range_tombstones.as_slice();
+        let rules = DropRules {
+            tombstones: job.drop_tombstones,
+            split: true,
+        };
+        let merge_part = |range: KeyRange| {
+            let mut source = SstMerge::bounded(&job.inputs, range);
+            self.write_ssts(&mut source, job.output_level, rules, tombstones, 0)
+        };
+        let mut parts = parts.into_iter();
+        let first = parts.next().unwrap_or_default();
+        let results: Vec<Result<Vec<Arc<SstHandle>>>> = std::thread::scope(|scope| {
+            let spawned: Vec<_> = parts
+                .map(|range| scope.spawn(|| merge_part(range)))
+                .collect();
+            let mut results = vec![merge_part(first)];
+            results.extend(spawned.into_iter().map(|handle| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(Error::InvalidArgument("compaction thread panicked".into()))
+                })
+            }));
+            results
+        });
+        let mut outputs = Vec::new();
+        let mut failure = None;
+        for result in results {
+            match result {
+                Ok(ssts) => outputs.extend(ssts),
+                Err(err) => failure = failure.or(Some(err)),
+            }
+        }
+        if let Some(err) = failure {
+            let extents: Vec<Extent> = outputs.iter().map(|sst| sst.meta.extent).collect();
+            drop(outputs);
+            self.free(&extents);
+            return Err(err);
+        }
+        Ok(outputs)
+    }
+
+    /// Commits `outputs` in place of `job`'s inputs.
+    fn commit_job(&self, job: &CompactionJob, outputs: Vec<Arc<SstHandle>>) -> Result<()> {
         let edit = |current: &Version| {
             let mut version = current.clone();
             for level in &mut version.levels {
@@ -130,6 +191,46 @@ impl Inner {
             version
         };
         self.install(edit, job.inputs.clone(), None)
+    }
+
+    /// Moves the single input of `job` down a level without rewriting it (RocksDB's "trivial
+    /// move"), when nothing in the output level overlaps it and the merge would drop nothing:
+    /// no point tombstone the job could drop, no range tombstone over older entries of it.
+    /// L0 SSTs are not moved: they are stored uncompressed. `None` when the job needs a merge.
+    fn trivial_move(&self, job: &CompactionJob) -> Option<Result<()>> {
+        let [sst] = job.inputs.as_slice() else {
+            return None;
+        };
+        let current = Arc::clone(&self.view().version);
+        let from = current
+            .levels
+            .iter()
+            .position(|level| level.iter().any(|slot| Arc::ptr_eq(slot, sst)))?;
+        let props = &sst.meta.props;
+        let shadowed = current
+            .range_tombstones
+            .iter()
+            .any(|t| t.seq > props.min_seq && t.overlaps(&props.min_key, &props.max_key));
+        if from == 0
+            || from >= job.output_level
+            || shadowed
+            || (job.drop_tombstones && props.tombstones > 0)
+        {
+            return None;
+        }
+        drop(current);
+        let edit = |current: &Version| {
+            let mut version = current.clone();
+            for level in &mut version.levels {
+                level.retain(|slot| !Arc::ptr_eq(slot, sst));
+            }
+            if let Some(level) = version.levels.get_mut(job.output_level) {
+                level.push(Arc::clone(sst));
+                level.sort_by(|a, b| a.meta.props.min_key.cmp(&b.meta.props.min_key));
+            }
+            version
+        };
+        Some(self.install(edit, Vec::new(), None))
     }
 
     /// Writes the newest version of each key of `entries` (internal order) into SSTs of
@@ -225,37 +326,20 @@ impl Inner {
         }
     }
 
-    /// Compacts everything into the last level, then moves SSTs out of the file's tail so the
-    /// file can shrink. Caller holds `compaction`.
-    pub fn compact_all(&self) -> Result<()> {
-        self.flush(false)?;
-        let inputs: Vec<Arc<SstHandle>> = self.view().version.ssts().cloned().collect();
-        if !inputs.is_empty() {
-            let job = CompactionJob {
-                inputs,
-                output_level: NUM_LEVELS - 1,
-                drop_tombstones: true,
-            };
-            self.run_compaction(&job)?;
-        }
-        // Drop the WAL segment allocated before the compaction (likely mid-file), then move
-        // SSTs down into the holes the compaction left.
-        // The first switch frees the old segment; the second can then land in the lowest hole.
-        self.flush(true)?;
-        self.flush(true)?;
-        self.relocate_tail()
-    }
-
     /// Moves SSTs down into free holes, pass after pass (each pass frees the places it moved
     /// SSTs from, which merge into larger holes for the next), so the free space ends up at
     /// the tail and is truncated away.
-    fn relocate_tail(&self) -> Result<()> {
+    pub(super) fn relocate_tail(&self) -> Result<()> {
         for _ in 0..RELOCATE_MAX_PASSES {
             if !self.relocate_pass()? {
                 break;
             }
         }
-        self.truncate_tail()
+        self.truncate_tail()?;
+        // Only now: the passes refill the holes the merge left, and punching them first
+        // would make the file system allocate those pages again.
+        self.punch_free_space();
+        Ok(())
     }
 
     /// Moves every SST that sits above a free hole into the lowest holes, highest SST first,

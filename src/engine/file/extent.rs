@@ -46,13 +46,22 @@ pub struct ExtentAllocator {
     free: BTreeMap<u64, u64>,
     /// One past the highest allocated byte (at least `DATA_START`).
     end: u64,
+    /// Extents of at least `PUNCH_MIN_BYTES` freed since the last `take_unpunched`.
+    unpunched: Vec<Extent>,
 }
+
+/// Freed extents smaller than this are not worth a hole: they are reused soon.
+pub const PUNCH_MIN_BYTES: u64 = 64 << 10;
+/// Bound on the extents remembered for punching; past it the oldest are forgotten (they
+/// stay free, only not returned to the file system early).
+const UNPUNCHED_MAX: usize = 4096;
 
 impl Default for ExtentAllocator {
     fn default() -> Self {
         Self {
             free: BTreeMap::new(),
             end: DATA_START,
+            unpunched: Vec::new(),
         }
     }
 }
@@ -126,6 +135,12 @@ impl ExtentAllocator {
         if !allocated {
             return;
         }
+        if extent.len >= PUNCH_MIN_BYTES {
+            if self.unpunched.len() >= UNPUNCHED_MAX {
+                self.unpunched.remove(0);
+            }
+            self.unpunched.push(extent);
+        }
         let mut start = extent.offset;
         let mut end = extent.end();
         if let Some((&prev, &prev_len)) = self.free.range(..start).next_back()
@@ -192,5 +207,42 @@ impl ExtentAllocator {
         self.free
             .iter()
             .map(|(&offset, &len)| Extent { offset, len })
+    }
+
+    /// The parts of the extents freed since the last call that are still free and below
+    /// `end()`, in runs of at least `PUNCH_MIN_BYTES`: the space to give back to the file
+    /// system. Extents reallocated since, or given back to the tail, are left out.
+    pub fn take_unpunched(&mut self) -> Vec<Extent> {
+        let mut holes = Vec::new();
+        for freed in std::mem::take(&mut self.unpunched) {
+            // The free run holding `freed` starts at or before it (neighbours are merged).
+            let from = self
+                .free
+                .range(..=freed.offset)
+                .next_back()
+                .map_or(freed.offset, |(&offset, _)| offset);
+            for (&offset, &len) in self.free.range(from..freed.end()) {
+                let start = offset.max(freed.offset);
+                let end = (offset + len).min(freed.end());
+                if end >= start + PUNCH_MIN_BYTES {
+                    holes.push(Extent {
+                        offset: start,
+                        len: end - start,
+                    });
+                }
+            }
+        }
+        holes.sort_unstable();
+        // Pieces of neighbouring frees inside one free run become one hole.
+        let mut merged: Vec<Extent> = Vec::with_capacity(holes.len());
+        for hole in holes {
+            match merged.last_mut() {
+                Some(last) if hole.offset <= last.end() => {
+                    last.len = last.len.max(hole.end() - last.offset);
+                }
+                _ => merged.push(hole),
+            }
+        }
+        merged
     }
 }

@@ -423,4 +423,21 @@ impl Storage for FaultyStorage {
         st.pending.push(Op::SetLen(len));
         Ok(())
     }
+
+    /// Zeros the range inside the file, as a write of zeros that no fault applies to: a hole
+    /// punched into live data then shows up as corruption in the tests.
+    fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
+        let mut st = self.state.lock();
+        let end = offset.saturating_add(len).min(st.live.len() as u64);
+        if end <= offset {
+            return Ok(());
+        }
+        let zeros = vec![0u8; (end - offset) as usize];
+        apply_write(&mut st.live, offset, &zeros);
+        st.pending.push(Op::Write {
+            offset,
+            data: zeros,
+        });
+        Ok(())
+    }
 }

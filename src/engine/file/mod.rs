@@ -35,6 +35,12 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     }
     /// Grows or truncates the file.
     fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Gives the pages of `offset..offset + len` back to the file system (they read as zeros
+    /// afterwards; the file length is unchanged). Only ever asked for free space; storages
+    /// that cannot do it keep the pages.
+    fn punch_hole(&self, _offset: u64, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
     /// The file's path, for error messages (`<in-memory>` for storages without one).
     fn path(&self) -> &Path {
         Path::new("<in-memory>")

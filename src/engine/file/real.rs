@@ -119,6 +119,12 @@ impl Storage for FileStorage {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.set_len(len)
     }
+    #[cfg(target_os = "linux")]
+    fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
+        use rustix::fs::{FallocateFlags, fallocate};
+        let mode = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
+        fallocate(&self.file, mode, offset, len).map_err(io::Error::from)
+    }
     fn path(&self) -> &Path {
         &self.path
     }

@@ -87,10 +87,12 @@ impl BlockBuilder {
 }
 
 /// Turns finished block contents into a stored block (optionally compressed, with trailer),
-/// keeping the zstd context and scratch buffer across blocks.
+/// keeping the zstd context, the LZ4 hash table and the scratch buffer across blocks.
 #[derive(Default)]
 pub struct BlockSealer {
     compressor: Option<(i32, zstd::bulk::Compressor<'static>)>,
+    /// Reused so an LZ4 block costs a clear of the table, not an allocation of it.
+    lz4_table: Option<Box<lz4_flex::block::CompressTable>>,
     scratch: Vec<u8>,
 }
 
@@ -152,7 +154,8 @@ impl BlockSealer {
             self.scratch.resize(bound, 0);
         }
         let scratch = self.scratch.get_mut(..bound).unwrap_or_default();
-        lz4_flex::block::compress_into(raw, scratch)
+        let table = self.lz4_table.get_or_insert_with(Box::default);
+        lz4_flex::block::compress_into_with_table(raw, scratch, table)
             .ok()
             .filter(|&n| n <= Self::budget(raw))
     }

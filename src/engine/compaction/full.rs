@@ -1,0 +1,87 @@
+//! `Engine::compact()`: one merge of every level into the last, cut into key ranges merged on
+//! parallel threads, then relocation so the file can shrink.
+
+use std::sync::Arc;
+
+use super::merge::KeyRange;
+use super::pick::CompactionJob;
+use crate::engine::Result;
+use crate::engine::inner::Inner;
+use crate::engine::limits::NUM_LEVELS;
+use crate::engine::version::SstHandle;
+
+/// Most threads one full compaction merges on (at most one per available core).
+const MAX_COMPACTION_THREADS: usize = 4;
+/// A key range is not worth a thread of its own below this many target-sized SSTs of input.
+const MIN_PART_SSTS: u64 = 2;
+
+impl Inner {
+    /// Compacts everything into the last level, then moves SSTs out of the file's tail so the
+    /// file can shrink. Caller holds `compaction`.
+    pub fn compact_all(&self) -> Result<()> {
+        self.flush(false)?;
+        let inputs: Vec<Arc<SstHandle>> = self.view().version.ssts().cloned().collect();
+        if !inputs.is_empty() {
+            let job = CompactionJob {
+                inputs,
+                output_level: NUM_LEVELS - 1,
+                drop_tombstones: true,
+            };
+            match self.trivial_move(&job) {
+                Some(moved) => moved?,
+                None => {
+                    let threads = std::thread::available_parallelism()
+                        .map_or(1, usize::from)
+                        .min(MAX_COMPACTION_THREADS);
+                    let min_part = MIN_PART_SSTS * self.options.sst_target_bytes as u64;
+                    let parts = split_ranges(&job.inputs, threads, min_part);
+                    let outputs = self.merge_parts(&job, parts)?;
+                    self.commit_job(&job, outputs)?;
+                }
+            }
+        }
+        // Drop the WAL segment allocated before the compaction (likely mid-file), then move
+        // SSTs down into the holes the compaction left.
+        // The first switch frees the old segment; the second can then land in the lowest hole.
+        // Nothing is punched before the relocation passes have refilled the holes.
+        self.flush_punching(true, false)?;
+        self.flush_punching(true, false)?;
+        self.relocate_tail()
+    }
+}
+
+/// Cuts the key space of `inputs` into at most `parts` ranges of about equal input bytes (and
+/// at least `min_part` bytes each), at
+/// the first keys of level 1+ SSTs (L0 SSTs span about the whole key space, so the deeper
+/// SSTs, disjoint within a level, tell how the bytes spread over the keys). Every range but
+/// the first starts where the previous one ends, so each key falls in exactly one.
+pub fn split_ranges(inputs: &[Arc<SstHandle>], parts: usize, min_part: u64) -> Vec<KeyRange> {
+    let mut starts: Vec<(&[u8], u64)> = inputs
+        .iter()
+        .map(|sst| (sst.meta.props.min_key.as_slice(), sst.meta.len))
+        .collect();
+    starts.sort_unstable();
+    let total: u64 = starts.iter().map(|(_, len)| len).sum();
+    let parts = parts.min(usize::try_from(total / min_part.max(1)).unwrap_or(usize::MAX));
+    let mut cuts: Vec<Vec<u8>> = Vec::new();
+    let mut seen = 0u64;
+    for (key, len) in starts {
+        let part = u64::try_from(cuts.len() + 1).unwrap_or(u64::MAX);
+        let due = total / u64::try_from(parts.max(1)).unwrap_or(1) * part;
+        if cuts.len() + 1 < parts && seen >= due && cuts.last().is_none_or(|c| c.as_slice() < key) {
+            cuts.push(key.to_vec());
+        }
+        seen += len;
+    }
+    let mut ranges = Vec::with_capacity(cuts.len() + 1);
+    let mut start = None;
+    for cut in cuts {
+        ranges.push(KeyRange {
+            start: start.take(),
+            end: Some(cut.clone()),
+        });
+        start = Some(cut);
+    }
+    ranges.push(KeyRange { start, end: None });
+    ranges
+}
