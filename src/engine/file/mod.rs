@@ -35,6 +35,13 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     }
     /// Grows or truncates the file.
     fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Starts writing back dirty pages of `len` bytes from `offset` (`len` 0: to the end of
+    /// the file) without waiting for them, so a later sync has less to write. Only a hint:
+    /// durability still comes from `sync_data`; storages without such a call do nothing.
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
     /// The file's path, for error messages (`<in-memory>` for storages without one).
     fn path(&self) -> &Path {
         Path::new("<in-memory>")

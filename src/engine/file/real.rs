@@ -119,6 +119,30 @@ impl Storage for FileStorage {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.set_len(len)
     }
+    #[cfg(target_os = "linux")]
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("writeback range {offset}+{len} exceeds i64"),
+            ));
+        };
+        // SAFETY: a plain syscall on a descriptor this value owns; no memory is passed.
+        let rc = unsafe {
+            libc::sync_file_range(
+                self.file.as_raw_fd(),
+                offset,
+                len,
+                libc::SYNC_FILE_RANGE_WRITE,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
     fn path(&self) -> &Path {
         &self.path
     }
