@@ -1,12 +1,14 @@
 //! The write controller: option validation, the L0 and memory bounds under a sustained load,
 //! stops that end (never a deadlock) with and without a background thread or a healthy disk.
 
+use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use strata::engine::file::FaultyStorage;
+use strata::engine::file::{FaultyStorage, Storage};
 use strata::engine::{Compression, Durability, Engine, Error, Options, WriteBatch};
 
 /// Memtables that may exist at once: the active one and `FROZEN_LIMIT` (2) frozen ones.
@@ -260,4 +262,76 @@ fn concurrent_writers_all_finish_through_stops() {
     let l0 = stats.levels.first().map_or(0, |level| level.files);
     // Writers admitted together may each freeze one memtable past the bound.
     assert!(l0 <= 4 + 4, "L0 reached {l0}");
+}
+
+/// A storage that counts writeback hints and passes everything else to a `FaultyStorage`.
+#[derive(Debug, Default)]
+struct CountingStorage {
+    inner: FaultyStorage,
+    writebacks: AtomicU64,
+}
+
+impl Storage for CountingStorage {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.inner.read_exact_at(buf, offset)
+    }
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.inner.write_all_at(buf, offset)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.inner.sync_data()
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.inner.set_len(len)
+    }
+    fn start_writeback(&self, _offset: u64, _len: u64) -> io::Result<()> {
+        self.writebacks.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+fn writebacks_after_load(bytes_per_sync: u64) -> (u64, u64) {
+    let storage = Arc::new(CountingStorage::default());
+    let options = Options {
+        bytes_per_sync,
+        background_compaction: false,
+        ..tiny(false)
+    };
+    let engine = Engine::open_with_storage(Arc::clone(&storage) as _, options).expect("open");
+    for index in 0..600 {
+        engine
+            .write(&batch(index, 8, &[9; 120]), Durability::Buffered)
+            .expect("write");
+    }
+    let stats = engine.stats().expect("stats");
+    engine.close().expect("close");
+    let sst_and_manifest_bytes = stats.file_bytes_written;
+    (
+        storage.writebacks.load(Ordering::Relaxed),
+        sst_and_manifest_bytes,
+    )
+}
+
+#[test]
+fn sst_output_starts_writeback_every_bytes_per_sync() {
+    let every = 64 << 10;
+    let (writebacks, written) = writebacks_after_load(every);
+    // WAL appends do not count (they are synced by their own writers), so the hints number
+    // at most one per `every` bytes written, and a load of several memtables needs some.
+    assert!(
+        writebacks >= 4,
+        "{writebacks} writebacks for {written} bytes"
+    );
+    assert!(
+        writebacks <= written / every,
+        "{writebacks} writebacks for {written} bytes"
+    );
+    assert_eq!(
+        writebacks_after_load(0).0,
+        0,
+        "bytes_per_sync 0 disables the hints"
+    );
 }
