@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 
 use super::batch::decode_ops;
 use super::file::WalSegmentRef;
-use super::inner::{Frozen, Inner};
+use super::inner::{Counters, Frozen, Inner};
 use super::limits::{MAX_BATCH_BYTES, MAX_GROUP_BATCHES, MAX_GROUP_BYTES, WAL_SEGMENT_MIN_BYTES};
 use super::memtable::Memtable;
 use super::stall::{Debt, Mode};
@@ -134,15 +134,16 @@ impl Inner {
                 Some(Mode::Normal) => return Ok(()),
                 Some(Mode::Delayed) => {
                     let slept = self.stall.delay(bytes);
-                    self.counters
-                        .note_stall(&self.counters.delayed_writes, slept);
+                    let counters = &self.counters;
+                    Counters::note_stall(&counters.delayed_writes, &counters.delayed_micros, slept);
                     return Ok(());
                 }
                 Some(Mode::Stopped) => {
                     let started = Instant::now();
                     self.wait_for_progress()?;
-                    self.counters
-                        .note_stall(&self.counters.stopped_waits, started.elapsed());
+                    let counters = &self.counters;
+                    let spent = started.elapsed();
+                    Counters::note_stall(&counters.stopped_waits, &counters.stopped_micros, spent);
                 }
                 None => self.refresh_stall(),
             }

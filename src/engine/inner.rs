@@ -55,19 +55,22 @@ pub struct Counters {
     pub delayed_writes: AtomicU64,
     /// Rounds stopped writers spent waiting for (or doing) flushes and compactions.
     pub stopped_waits: AtomicU64,
-    /// Microseconds writers spent delayed or stopped.
-    pub stall_micros: AtomicU64,
+    /// Microseconds writers spent delayed.
+    pub delayed_micros: AtomicU64,
+    /// Microseconds writers spent stopped (waiting, or flushing and compacting themselves).
+    pub stopped_micros: AtomicU64,
 }
 
 impl Counters {
-    /// Counts one stall of `event` lasting `spent` (a delay under the sleep threshold is none).
-    pub fn note_stall(&self, event: &AtomicU64, spent: std::time::Duration) {
+    /// Counts one stall lasting `spent` in `events` and `micros` (a delay under the sleep
+    /// threshold is none).
+    pub fn note_stall(events: &AtomicU64, micros: &AtomicU64, spent: std::time::Duration) {
         if spent.is_zero() {
             return;
         }
-        event.fetch_add(1, Ordering::Relaxed);
-        let micros = u64::try_from(spent.as_micros()).unwrap_or(u64::MAX);
-        self.stall_micros.fetch_add(micros, Ordering::Relaxed);
+        events.fetch_add(1, Ordering::Relaxed);
+        let spent = u64::try_from(spent.as_micros()).unwrap_or(u64::MAX);
+        micros.fetch_add(spent, Ordering::Relaxed);
     }
 }
 

@@ -41,8 +41,10 @@ pub struct Stats {
     pub delayed_writes: u64,
     /// Rounds writers spent stopped at a hard bound (L0 or frozen memtables).
     pub stopped_waits: u64,
-    /// Microseconds writers spent delayed or stopped since open.
-    pub stall_micros: u64,
+    /// Microseconds writers spent delayed since open.
+    pub delayed_micros: u64,
+    /// Microseconds writers spent stopped since open (waiting, or flushing themselves).
+    pub stopped_micros: u64,
 }
 
 impl Stats {
@@ -85,7 +87,8 @@ impl Stats {
             last_seq: inner.last_seq(),
             delayed_writes: inner.counters.delayed_writes.load(Ordering::Relaxed),
             stopped_waits: inner.counters.stopped_waits.load(Ordering::Relaxed),
-            stall_micros: inner.counters.stall_micros.load(Ordering::Relaxed),
+            delayed_micros: inner.counters.delayed_micros.load(Ordering::Relaxed),
+            stopped_micros: inner.counters.stopped_micros.load(Ordering::Relaxed),
         })
     }
 }
