@@ -335,3 +335,112 @@ fn sst_output_starts_writeback_every_bytes_per_sync() {
         "bytes_per_sync 0 disables the hints"
     );
 }
+
+fn no_background() -> Options {
+    Options {
+        background_compaction: false,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn sync_write_after_buffered_writes_makes_both_durable() {
+    let storage = Arc::new(FaultyStorage::new());
+    let engine =
+        Engine::open_with_storage(Arc::clone(&storage) as _, no_background()).expect("open");
+    engine
+        .write(&batch(0, 4, b"buffered"), Durability::Buffered)
+        .expect("buffered write");
+    engine
+        .write(&batch(1, 4, b"synced"), Durability::Sync)
+        .expect("sync write");
+    // A durable write of the Sync batch alone would leave the Buffered one behind.
+    storage.crash();
+    drop(engine);
+    let engine = Engine::open_with_storage(storage as _, no_background()).expect("reopen");
+    for (index, value) in [(0u64, &b"buffered"[..]), (1, b"synced")] {
+        for entry in 0..4 {
+            let key = (index * 4 + entry).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let got = engine.get(format!("{key:016x}").as_bytes()).expect("get");
+            assert_eq!(got.as_deref(), Some(value), "batch {index} entry {entry}");
+        }
+    }
+}
+
+#[test]
+fn consecutive_sync_writes_each_survive_a_crash() {
+    let storage = Arc::new(FaultyStorage::new());
+    let engine =
+        Engine::open_with_storage(Arc::clone(&storage) as _, no_background()).expect("open");
+    let syncs_before = storage.sync_count();
+    for index in 0..50 {
+        engine
+            .write(&batch(index, 1, b"v"), Durability::Sync)
+            .expect("sync write");
+    }
+    assert!(
+        storage.sync_count() >= syncs_before + 50,
+        "a Sync write skipped its sync"
+    );
+    storage.crash();
+    drop(engine);
+    let engine = Engine::open_with_storage(storage as _, no_background()).expect("reopen");
+    for index in 0..50u64 {
+        let key = index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        assert!(
+            engine
+                .get(format!("{key:016x}").as_bytes())
+                .expect("get")
+                .is_some(),
+            "Sync batch {index} lost"
+        );
+    }
+}
+
+#[test]
+fn faulty_durable_write_keeps_only_itself_and_newest_bytes() {
+    let disk = FaultyStorage::new();
+    disk.write_all_at(b"pending-old", 0).expect("write");
+    disk.write_all_at(b"elsewhere", 100).expect("write");
+    disk.write_all_at_durable(b"NEW", 8).expect("durable write");
+    disk.crash();
+    let image = disk.durable_image();
+    assert_eq!(image.get(8..11), Some(&b"NEW"[..]));
+    assert_eq!(
+        image.get(..8),
+        Some(&[0u8; 8][..]),
+        "unsynced bytes became durable"
+    );
+    assert_eq!(image.len(), 11, "the unsynced write at 100 became durable");
+}
+
+#[test]
+fn faulty_durable_write_never_lets_an_older_write_resurrect_its_bytes() {
+    for seed in 0..32 {
+        let disk = FaultyStorage::new();
+        disk.set_crash_mode(strata::engine::file::CrashMode::KeepPrefix { seed });
+        disk.write_all_at(b"old-old-old", 0).expect("write");
+        disk.write_all_at_durable(b"NEW", 4).expect("durable write");
+        disk.crash();
+        let image = disk.durable_image();
+        assert_eq!(image.get(4..7), Some(&b"NEW"[..]), "seed {seed}: {image:?}");
+    }
+}
+
+#[test]
+fn file_durable_write_lands_at_its_offset_and_extends_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = strata::engine::file::FileStorage::open(
+        dir.path().join("f"),
+        strata::engine::file::OpenMode::ReadWrite,
+    )
+    .expect("open");
+    file.write_all_at(b"0123456789", 0).expect("write");
+    let big = vec![0xab; 300 << 10];
+    file.write_all_at_durable(&big, 5).expect("durable write");
+    assert_eq!(file.len().expect("len"), 5 + big.len() as u64);
+    let mut back = vec![0; 5 + big.len()];
+    file.read_exact_at(&mut back, 0).expect("read");
+    assert_eq!(back.get(..5), Some(&b"01234"[..]));
+    assert!(back.get(5..).is_some_and(|rest| rest == big.as_slice()));
+}

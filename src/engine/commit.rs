@@ -215,17 +215,12 @@ impl Inner {
         }
         let first_seq = self.last_seq() + 1;
         let mut image = std::mem::take(&mut writer.frames);
-        let appended = self.append_group(writer, group, first_seq, &mut image);
+        let durable = group.iter().any(|member| member.sync);
+        let appended = self.append_group(writer, group, first_seq, &mut image, durable);
         if image.capacity() <= MAX_GROUP_BYTES {
             writer.frames = image;
         }
         appended?;
-        if group.iter().any(|member| member.sync) {
-            self.sync("sync WAL")?;
-            if let Some(wal) = writer.wal.as_mut() {
-                wal.mark_synced();
-            }
-        }
         let mem = Arc::clone(&self.view.read().mem);
         let mut seq = first_seq;
         let mut seqs = Vec::with_capacity(group.len());
@@ -244,13 +239,15 @@ impl Inner {
     }
 
     /// Frames the group for the current segment (each frame carrying the writer's durability
-    /// watermark) and appends it in one write, moving to a fresh segment when it does not fit.
+    /// watermark) and appends it in one write (`durable`: made durable with the WAL before it),
+    /// moving to a fresh segment when it does not fit.
     fn append_group(
         &self,
         writer: &mut WriterState,
         group: &[Arc<Pending>],
         first_seq: Seq,
         image: &mut Vec<u8>,
+        durable: bool,
     ) -> Result<()> {
         let frame = |wal: &WalWriter, image: &mut Vec<u8>| {
             image.clear();
@@ -265,12 +262,12 @@ impl Inner {
             }
         };
         frame(writer.wal.as_ref().ok_or(Error::ReadOnly)?, image);
-        if self.append(writer, image)? {
+        if self.append(writer, image, durable)? {
             return Ok(());
         }
         self.rotate(writer, image.len() as u64, true)?;
         frame(writer.wal.as_ref().ok_or(Error::ReadOnly)?, image);
-        if self.append(writer, image)? {
+        if self.append(writer, image, durable)? {
             return Ok(());
         }
         Err(Error::InvalidArgument(format!(
@@ -279,9 +276,13 @@ impl Inner {
         )))
     }
 
-    fn append(&self, writer: &mut WriterState, image: &[u8]) -> Result<bool> {
+    fn append(&self, writer: &mut WriterState, image: &[u8], durable: bool) -> Result<bool> {
         let wal = writer.wal.as_mut().ok_or(Error::ReadOnly)?;
-        let fitted = wal.append(&*self.storage, image)?;
+        let fitted = if durable {
+            wal.append_durable(&*self.storage, image)?
+        } else {
+            wal.append(&*self.storage, image)?
+        };
         if fitted {
             self.counters
                 .file_bytes
