@@ -8,26 +8,23 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
 use super::batch::decode_ops;
 use super::file::WalSegmentRef;
-use super::inner::{Frozen, Inner};
+use super::inner::{Counters, Frozen, Inner};
 use super::limits::{MAX_BATCH_BYTES, MAX_GROUP_BATCHES, MAX_GROUP_BYTES, WAL_SEGMENT_MIN_BYTES};
 use super::memtable::Memtable;
+use super::stall::{Debt, Mode};
 use super::version::ReadView;
 use super::wal::{WalRecord, WalWriter};
 use super::{Durability, Error, Result, Seq, WriteBatch};
 
-/// Frozen memtables above which writers are slowed down.
-const FROZEN_SLOWDOWN: usize = 1;
-/// Frozen memtables at which writers flush them themselves (bounds memtable memory to
-/// `FROZEN_LIMIT + 1` memtables).
-const FROZEN_LIMIT: usize = 2;
-/// Delay per L0 SST (or frozen memtable) over the slowdown threshold.
-const SLOWDOWN_STEP: Duration = Duration::from_micros(200);
+/// Longest a stopped writer waits before it looks again without being woken (a safety net:
+/// every version install and every poison wakes it).
+const STOP_RECHECK: Duration = Duration::from_millis(100);
 
 /// One queued batch and the slot its leader fills with the outcome.
 #[derive(Debug)]
@@ -77,7 +74,7 @@ impl Inner {
             }
             return Ok(self.last_seq());
         }
-        self.slow_down()?;
+        self.throttle(batch.size())?;
         let mut payload = Vec::with_capacity(batch.size());
         batch.encode(&mut payload);
         self.counters
@@ -129,22 +126,69 @@ impl Inner {
         Ok(())
     }
 
-    /// Slows writers smoothly as L0 or the flush backlog grows. When frozen memtables reach
-    /// their memory bound, the writer flushes them itself rather than wait for a background
-    /// thread that may be busy with a long compaction.
-    fn slow_down(&self) -> Result<()> {
-        let trigger = self.options.l0_compaction_trigger.max(1);
-        let l0 = self.view.read().version.levels.first().map_or(0, Vec::len);
+    /// Holds a writer of `bytes` back as the write controller asks: not at all, by a delay in
+    /// proportion to `bytes`, or until background work brings the debt under its hard bound.
+    fn throttle(&self, bytes: usize) -> Result<()> {
+        loop {
+            match self.stall.mode() {
+                Some(Mode::Normal) => return Ok(()),
+                Some(Mode::Delayed) => {
+                    let slept = self.stall.delay(bytes);
+                    let counters = &self.counters;
+                    Counters::note_stall(&counters.delayed_writes, &counters.delayed_micros, slept);
+                    return Ok(());
+                }
+                Some(Mode::Stopped) => {
+                    let started = Instant::now();
+                    self.wait_for_progress()?;
+                    let counters = &self.counters;
+                    let spent = started.elapsed();
+                    Counters::note_stall(&counters.stopped_waits, &counters.stopped_micros, spent);
+                }
+                None => self.refresh_stall(),
+            }
+        }
+    }
+
+    /// Measures the compaction debt and publishes what it asks of writers. Called whenever
+    /// the debt changes: a version installed, a memtable frozen.
+    pub fn refresh_stall(&self) {
+        let mut controller = self.stall.lock();
+        let debt = self.debt();
+        controller.update(debt, &self.options);
+    }
+
+    fn debt(&self) -> Debt {
         let frozen = self.frozen.lock().len();
-        if frozen >= FROZEN_LIMIT && self.options.background_compaction {
-            // Whoever holds the lock is flushing already; waiting for it is the bound.
-            let _guard = self.flushing.lock();
+        Debt::of(&self.view.read().version, frozen, &self.options)
+    }
+
+    /// One step of a stopped writer: flushes frozen memtables itself when no one else is (a
+    /// background thread busy with a long compaction must not hold writers up), runs all
+    /// maintenance itself without a background thread, and otherwise waits for the
+    /// background thread to publish a new version.
+    fn wait_for_progress(&self) -> Result<()> {
+        self.check_writable()?;
+        let shutting_down = self.bg.flags.lock().1;
+        if !self.options.background_compaction || shutting_down {
+            self.maintain()?;
+            self.refresh_stall();
+            return Ok(());
+        }
+        let mut controller = self.stall.lock();
+        let debt = self.debt();
+        controller.update(debt, &self.options);
+        if debt.mode(&self.options) != Mode::Stopped {
+            return Ok(());
+        }
+        if debt.frozen >= super::stall::FROZEN_LIMIT
+            && let Some(_flushing) = self.flushing.try_lock()
+        {
+            drop(controller);
             return self.flush_frozen();
         }
-        let excess = l0.saturating_sub(2 * trigger) + frozen.saturating_sub(FROZEN_SLOWDOWN);
-        if excess > 0 {
-            std::thread::sleep(SLOWDOWN_STEP * u32::try_from(excess).unwrap_or(u32::MAX).min(50));
-        }
+        self.signal_work();
+        controller.wait(STOP_RECHECK);
         Ok(())
     }
 
@@ -171,17 +215,12 @@ impl Inner {
         }
         let first_seq = self.last_seq() + 1;
         let mut image = std::mem::take(&mut writer.frames);
-        let appended = self.append_group(writer, group, first_seq, &mut image);
+        let durable = group.iter().any(|member| member.sync);
+        let appended = self.append_group(writer, group, first_seq, &mut image, durable);
         if image.capacity() <= MAX_GROUP_BYTES {
             writer.frames = image;
         }
         appended?;
-        if group.iter().any(|member| member.sync) {
-            self.sync("sync WAL")?;
-            if let Some(wal) = writer.wal.as_mut() {
-                wal.mark_synced();
-            }
-        }
         let mem = Arc::clone(&self.view.read().mem);
         let mut seq = first_seq;
         let mut seqs = Vec::with_capacity(group.len());
@@ -200,13 +239,15 @@ impl Inner {
     }
 
     /// Frames the group for the current segment (each frame carrying the writer's durability
-    /// watermark) and appends it in one write, moving to a fresh segment when it does not fit.
+    /// watermark) and appends it in one write (`durable`: made durable with the WAL before it),
+    /// moving to a fresh segment when it does not fit.
     fn append_group(
         &self,
         writer: &mut WriterState,
         group: &[Arc<Pending>],
         first_seq: Seq,
         image: &mut Vec<u8>,
+        durable: bool,
     ) -> Result<()> {
         let frame = |wal: &WalWriter, image: &mut Vec<u8>| {
             image.clear();
@@ -221,12 +262,12 @@ impl Inner {
             }
         };
         frame(writer.wal.as_ref().ok_or(Error::ReadOnly)?, image);
-        if self.append(writer, image)? {
+        if self.append(writer, image, durable)? {
             return Ok(());
         }
         self.rotate(writer, image.len() as u64, true)?;
         frame(writer.wal.as_ref().ok_or(Error::ReadOnly)?, image);
-        if self.append(writer, image)? {
+        if self.append(writer, image, durable)? {
             return Ok(());
         }
         Err(Error::InvalidArgument(format!(
@@ -235,9 +276,13 @@ impl Inner {
         )))
     }
 
-    fn append(&self, writer: &mut WriterState, image: &[u8]) -> Result<bool> {
+    fn append(&self, writer: &mut WriterState, image: &[u8], durable: bool) -> Result<bool> {
         let wal = writer.wal.as_mut().ok_or(Error::ReadOnly)?;
-        let fitted = wal.append(&*self.storage, image)?;
+        let fitted = if durable {
+            wal.append_durable(&*self.storage, image)?
+        } else {
+            wal.append(&*self.storage, image)?
+        };
         if fitted {
             self.counters
                 .file_bytes
@@ -311,6 +356,7 @@ impl Inner {
             mem: old,
             first_live_segment,
         });
+        self.refresh_stall();
         self.signal_work();
         Ok(())
     }

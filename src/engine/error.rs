@@ -58,4 +58,12 @@ pub enum Error {
     /// An argument was invalid (e.g. an empty range, a key over the size limit).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// An `Options` field is out of range or inconsistent with another.
+    #[error("invalid option {name}: {reason}")]
+    InvalidOption {
+        /// The field at fault.
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
 }

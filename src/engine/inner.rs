@@ -12,6 +12,7 @@ use super::file::{
 };
 use super::memtable::Memtable;
 use super::sst::BlockCache;
+use super::stall::WriteController;
 use super::version::{Graveyard, ReadView, SstHandle, Version};
 use super::{Error, Options, Result, Seq};
 
@@ -50,10 +51,32 @@ pub struct Counters {
     pub user_bytes: AtomicU64,
     /// Bytes written to the file (WAL, SSTs, manifests, superblocks).
     pub file_bytes: AtomicU64,
+    /// Writes the write controller delayed.
+    pub delayed_writes: AtomicU64,
+    /// Rounds stopped writers spent waiting for (or doing) flushes and compactions.
+    pub stopped_waits: AtomicU64,
+    /// Microseconds writers spent delayed.
+    pub delayed_micros: AtomicU64,
+    /// Microseconds writers spent stopped (waiting, or flushing and compacting themselves).
+    pub stopped_micros: AtomicU64,
+}
+
+impl Counters {
+    /// Counts one stall lasting `spent` in `events` and `micros` (a delay under the sleep
+    /// threshold is none).
+    pub fn note_stall(events: &AtomicU64, micros: &AtomicU64, spent: std::time::Duration) {
+        if spent.is_zero() {
+            return;
+        }
+        events.fetch_add(1, Ordering::Relaxed);
+        let spent = u64::try_from(spent.as_micros()).unwrap_or(u64::MAX);
+        micros.fetch_add(spent, Ordering::Relaxed);
+    }
 }
 
 /// Everything an open engine shares between its handle, writers and the background thread.
-/// Lock order: `compaction` → `flushing` → `writer` → `meta` → `view` → `alloc`.
+/// Lock order: `compaction` → `flushing` → `writer` → `meta` → `stall` → `view` → `frozen`
+/// → `alloc`.
 #[derive(Debug)]
 pub struct Inner {
     /// The file.
@@ -93,6 +116,10 @@ pub struct Inner {
     pub counters: Counters,
     /// Set by `close`.
     pub closed: AtomicBool,
+    /// Holds writers back while flushes and compactions are behind.
+    pub stall: WriteController,
+    /// Bytes written by `write_at` since the last writeback was started (`bytes_per_sync`).
+    pub unsynced_bytes: AtomicU64,
 }
 
 /// An `Error::Io` constructor for `op`.
@@ -127,19 +154,33 @@ impl Inner {
 
     /// Records `err` as the cause that poisons every later write, and returns it.
     pub fn poisoned(&self, err: Error) -> Error {
-        let mut poison = self.poison.lock();
-        if poison.is_none() {
-            *poison = Some(err.to_string());
+        {
+            let mut poison = self.poison.lock();
+            if poison.is_none() {
+                *poison = Some(err.to_string());
+            }
         }
+        // Stopped writers wait for progress that will not come now: let them see the poison.
+        self.stall.wake();
         err
     }
 
-    /// Writes `bytes` at `offset`, counting them for write amplification.
+    /// Writes `bytes` at `offset`, counting them for write amplification. Every
+    /// `bytes_per_sync` bytes it starts the writeback of the file's dirty pages, so the next
+    /// WAL sync does not have to write a whole compaction's output first.
     pub fn write_at(&self, bytes: &[u8], offset: u64, op: &'static str) -> Result<()> {
         self.storage.write_all_at(bytes, offset).map_err(io(op))?;
-        self.counters
-            .file_bytes
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let len = bytes.len() as u64;
+        self.counters.file_bytes.fetch_add(len, Ordering::Relaxed);
+        let every = self.options.bytes_per_sync;
+        if every > 0 {
+            let before = self.unsynced_bytes.fetch_add(len, Ordering::Relaxed);
+            if before + len >= every {
+                self.unsynced_bytes.store(0, Ordering::Relaxed);
+                // Only a hint to the kernel: a failure loses nothing the next sync won't report.
+                let _ = self.storage.start_writeback(0, 0);
+            }
+        }
         Ok(())
     }
 
@@ -242,7 +283,9 @@ impl Inner {
         }
         drop(obsolete);
         self.free(&released);
-        self.truncate_tail()
+        let truncated = self.truncate_tail();
+        self.refresh_stall();
+        truncated
     }
 
     /// Shrinks the file to the end of the last allocated extent.
@@ -254,9 +297,10 @@ impl Inner {
         let end = alloc.end();
         let len = self.storage.len().map_err(io("read file length"))?;
         if len > end {
-            self.storage
-                .set_len(end)
-                .map_err(|e| self.poisoned(io("truncate free tail")(e)))?;
+            let truncated = self.storage.set_len(end);
+            // `poisoned` wakes stopped writers, which takes a lock ordered before `alloc`.
+            drop(alloc);
+            truncated.map_err(|e| self.poisoned(io("truncate free tail")(e)))?;
         }
         Ok(())
     }

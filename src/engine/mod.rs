@@ -18,6 +18,7 @@ mod options;
 mod recovery;
 mod snapshot;
 pub mod sst;
+mod stall;
 mod stats;
 mod types;
 mod version;

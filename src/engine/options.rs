@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use super::Error;
+
 /// How far a write must get before `Engine::write` returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
@@ -73,6 +75,21 @@ pub struct Options {
     pub wal_segment_max_bytes: u64,
     /// Run flushes and compactions on a background thread (tests may turn this off).
     pub background_compaction: bool,
+    /// L0 SSTs at which writers are delayed by the bytes they write (at most
+    /// `delayed_write_rate`); raised to `l0_compaction_trigger` if below it, as RocksDB does.
+    pub l0_slowdown_trigger: usize,
+    /// L0 SSTs at which writers stop until compaction brings L0 below it (bounds read cost and
+    /// compaction debt); at least `l0_slowdown_trigger`, and raised above
+    /// `l0_compaction_trigger` if needed (a stop must wait for a compaction that gets picked).
+    pub l0_stop_trigger: usize,
+    /// Bytes compaction is behind its level budgets by at which writers are delayed.
+    pub pending_compaction_slowdown_bytes: u64,
+    /// Bytes per second delayed writers may write at most; the rate shrinks by 0.8 while the
+    /// debt keeps growing and recovers as it falls. Not 0.
+    pub delayed_write_rate: u64,
+    /// Bytes of SST output after which their writeback is started, so a WAL sync never waits
+    /// for a whole compaction's dirty pages (0: leave it to the kernel).
+    pub bytes_per_sync: u64,
 }
 
 impl Default for Options {
@@ -92,6 +109,49 @@ impl Default for Options {
             prefix_extractor: None,
             wal_segment_max_bytes: 4 << 20,
             background_compaction: true,
+            l0_slowdown_trigger: 20,
+            l0_stop_trigger: 36,
+            pending_compaction_slowdown_bytes: 1 << 30,
+            delayed_write_rate: 16 << 20,
+            bytes_per_sync: 1 << 20,
         }
+    }
+}
+
+impl Options {
+    /// Checks the fields a typo could make meaningless; the error names the field at fault.
+    pub fn validate(&self) -> Result<(), Error> {
+        let invalid =
+            |name: &'static str, reason: String| Err(Error::InvalidOption { name, reason });
+        if self.l0_compaction_trigger == 0 {
+            return invalid("l0_compaction_trigger", "must be at least 1".into());
+        }
+        if self.l0_stop_trigger < self.l0_slowdown_trigger {
+            return invalid(
+                "l0_stop_trigger",
+                format!(
+                    "{} is below l0_slowdown_trigger {}",
+                    self.l0_stop_trigger, self.l0_slowdown_trigger
+                ),
+            );
+        }
+        if self.delayed_write_rate == 0 {
+            return invalid("delayed_write_rate", "must be at least 1 byte/s".into());
+        }
+        Ok(())
+    }
+
+    /// The L0 SST count that delays writers, after raising it to the compaction trigger.
+    #[must_use]
+    pub fn l0_slowdown_at(&self) -> usize {
+        self.l0_slowdown_trigger.max(self.l0_compaction_trigger)
+    }
+
+    /// The L0 SST count that stops writers: never at or below the compaction trigger.
+    #[must_use]
+    pub fn l0_stop_at(&self) -> usize {
+        self.l0_stop_trigger
+            .max(self.l0_slowdown_at())
+            .max(self.l0_compaction_trigger.saturating_add(1))
     }
 }

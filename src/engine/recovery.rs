@@ -16,6 +16,7 @@ use super::limits::NUM_LEVELS;
 use super::manifest::{Manifest, decode_manifest};
 use super::memtable::Memtable;
 use super::sst::{BlockCache, SstReader};
+use super::stall::WriteController;
 use super::version::{Graveyard, ReadView, SstHandle, Version};
 use super::wal::{WalWriter, replay};
 use super::{Error, Options, Result, Seq};
@@ -96,6 +97,7 @@ fn open_version(
 
 /// Opens the engine state over `storage`.
 pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Result<Inner> {
+    options.validate()?;
     let (sb, fresh) = match read_superblock(&*storage)? {
         Some(sb) => (sb, false),
         None if read_only => {
@@ -144,6 +146,7 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
     let next_sst_id = manifest
         .next_sst_id
         .max(manifest.ssts().map(|sst| sst.id + 1).max().unwrap_or(1));
+    let stall = WriteController::new(&options);
     let inner = Inner {
         storage,
         options,
@@ -174,6 +177,8 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         bg: BgSignal::default(),
         counters: Counters::default(),
         closed: AtomicBool::new(false),
+        stall,
+        unsynced_bytes: AtomicU64::new(0),
     };
     if !read_only {
         start_writable(&inner, fresh)?;

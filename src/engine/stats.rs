@@ -42,6 +42,14 @@ pub struct Stats {
     pub space_amplification: f64,
     /// Last committed sequence number.
     pub last_seq: Seq,
+    /// Writes the write controller delayed (compaction debt over a slowdown trigger).
+    pub delayed_writes: u64,
+    /// Rounds writers spent stopped at a hard bound (L0 or frozen memtables).
+    pub stopped_waits: u64,
+    /// Microseconds writers spent delayed since open.
+    pub delayed_micros: u64,
+    /// Microseconds writers spent stopped since open (waiting, or flushing themselves).
+    pub stopped_micros: u64,
 }
 
 impl Stats {
@@ -84,6 +92,10 @@ impl Stats {
             write_amplification: ratio(written, user),
             space_amplification: ratio(file_bytes, live_bytes),
             last_seq: inner.last_seq(),
+            delayed_writes: inner.counters.delayed_writes.load(Ordering::Relaxed),
+            stopped_waits: inner.counters.stopped_waits.load(Ordering::Relaxed),
+            delayed_micros: inner.counters.delayed_micros.load(Ordering::Relaxed),
+            stopped_micros: inner.counters.stopped_micros.load(Ordering::Relaxed),
         })
     }
 }

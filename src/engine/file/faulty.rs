@@ -122,6 +122,26 @@ fn end_of(offset: u64, len: usize) -> io::Result<u64> {
         })
 }
 
+/// Copies the bytes of `new` (at file offset `new_at`) over the part of `old` (at `old_at`)
+/// they overlap.
+fn overlay(old: &mut [u8], old_at: u64, new: &[u8], new_at: u64) {
+    let start = old_at.max(new_at);
+    let end = (old_at + old.len() as u64).min(new_at + new.len() as u64);
+    if start >= end {
+        return;
+    }
+    let (Ok(dst), Ok(src), Ok(len)) = (
+        usize::try_from(start - old_at),
+        usize::try_from(start - new_at),
+        usize::try_from(end - start),
+    ) else {
+        return;
+    };
+    if let (Some(dst), Some(src)) = (old.get_mut(dst..dst + len), new.get(src..src + len)) {
+        dst.copy_from_slice(src);
+    }
+}
+
 /// Writes `data` at `offset` into `image`, zero-filling any gap.
 fn apply_write(image: &mut Vec<u8>, offset: u64, data: &[u8]) {
     let (Ok(start), Ok(end)) = (
@@ -219,6 +239,35 @@ impl State {
             }
             at += n;
         }
+    }
+
+    /// A write issued to the live image (faults, disk limit), pending until a sync.
+    fn write(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.writes += 1;
+        let end = end_of(offset, buf.len())?;
+        match self.take_fault(|f| matches!(f, Fault::TornWrite { .. } | Fault::FailWrite)) {
+            Some(Fault::FailWrite) => return Err(eio("write failed")),
+            Some(Fault::TornWrite { keep }) => {
+                self.crash();
+                let torn = buf.get(..keep.min(buf.len())).unwrap_or_default();
+                apply_write(&mut self.durable, offset, torn);
+                self.live = self.durable.clone();
+                return Err(eio("torn write, then crash"));
+            }
+            Some(Fault::FailSync) | None => {}
+        }
+        if let Some(limit) = self.disk_limit
+            && end > limit
+            && end > self.live.len() as u64
+        {
+            return Err(enospc());
+        }
+        apply_write(&mut self.live, offset, buf);
+        self.pending.push(Op::Write {
+            offset,
+            data: buf.to_vec(),
+        });
+        Ok(())
     }
 
     fn apply_durable(&mut self, op: &Op) {
@@ -365,31 +414,27 @@ impl Storage for FaultyStorage {
     }
 
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.state.lock().write(buf, offset)
+    }
+
+    fn write_all_at_durable(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        // As `RWF_DSYNC`: this write (and only it) is durable on success.
         let mut st = self.state.lock();
-        st.writes += 1;
-        let end = end_of(offset, buf.len())?;
-        match st.take_fault(|f| matches!(f, Fault::TornWrite { .. } | Fault::FailWrite)) {
-            Some(Fault::FailWrite) => return Err(eio("write failed")),
-            Some(Fault::TornWrite { keep }) => {
-                st.crash();
-                let torn = buf.get(..keep.min(buf.len())).unwrap_or_default();
-                apply_write(&mut st.durable, offset, torn);
-                st.live = st.durable.clone();
-                return Err(eio("torn write, then crash"));
+        st.write(buf, offset)?;
+        st.syncs += 1;
+        // The write just made is the last pending one: it is durable now, not pending.
+        st.pending.pop();
+        if st.take_fault(|f| matches!(f, Fault::FailSync)).is_some() {
+            return Err(eio("durable write failed to sync"));
+        }
+        apply_write(&mut st.durable, offset, buf);
+        // An older unsynced write of the same bytes can no longer bring them back: the page
+        // cache already holds the new ones, which is what its writeback would carry.
+        for op in &mut st.pending {
+            if let Op::Write { offset: at, data } = op {
+                overlay(data, *at, buf, offset);
             }
-            Some(Fault::FailSync) | None => {}
         }
-        if let Some(limit) = st.disk_limit
-            && end > limit
-            && end > st.live.len() as u64
-        {
-            return Err(enospc());
-        }
-        apply_write(&mut st.live, offset, buf);
-        st.pending.push(Op::Write {
-            offset,
-            data: buf.to_vec(),
-        });
         Ok(())
     }
 
@@ -410,6 +455,10 @@ impl Storage for FaultyStorage {
         Ok(self.state.lock().live.len() as u64)
     }
 
+    fn start_writeback(&self, _offset: u64, _len: u64) -> io::Result<()> {
+        // Writeback changes nothing a crash keeps: only `sync_data` makes writes durable.
+        Ok(())
+    }
     fn set_len(&self, len: u64) -> io::Result<()> {
         let mut st = self.state.lock();
         end_of(len, 0)?;

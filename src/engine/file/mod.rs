@@ -27,6 +27,13 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
     /// Makes every completed write (and the file length) durable.
     fn sync_data(&self) -> io::Result<()>;
+    /// Writes all of `buf` at `offset` and makes at least that write durable (with the file
+    /// length), as `write_all_at` then `sync_data` does. On Linux one `RWF_DSYNC` write: it
+    /// waits for its own pages only, not for the dirty pages of a compaction in the same file.
+    fn write_all_at_durable(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.write_all_at(buf, offset)?;
+        self.sync_data()
+    }
     /// The current file length.
     fn len(&self) -> io::Result<u64>;
     /// Whether the file is empty (a fresh database).
@@ -38,7 +45,15 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// Gives the pages of `offset..offset + len` back to the file system (they read as zeros
     /// afterwards; the file length is unchanged). Only ever asked for free space; storages
     /// that cannot do it keep the pages.
-    fn punch_hole(&self, _offset: u64, _len: u64) -> io::Result<()> {
+    fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
+    /// Starts writing back dirty pages of `len` bytes from `offset` (`len` 0: to the end of
+    /// the file) without waiting for them, so a later sync has less to write. Only a hint:
+    /// durability still comes from `sync_data`; storages without such a call do nothing.
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
         Ok(())
     }
     /// The file's path, for error messages (`<in-memory>` for storages without one).

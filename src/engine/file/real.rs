@@ -125,6 +125,74 @@ impl Storage for FileStorage {
         let mode = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
         fallocate(&self.file, mode, offset, len).map_err(io::Error::from)
     }
+    #[cfg(target_os = "linux")]
+    fn write_all_at_durable(&self, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        while !buf.is_empty() {
+            let Ok(at) = i64::try_from(offset) else {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("write offset {offset} exceeds i64"),
+                ));
+            };
+            let iov = libc::iovec {
+                iov_base: buf.as_ptr().cast_mut().cast(),
+                iov_len: buf.len(),
+            };
+            // SAFETY: `iov` points into `buf`, which outlives the call; the kernel only reads it.
+            let written = unsafe {
+                libc::pwritev2(
+                    self.file.as_raw_fd(),
+                    &raw const iov,
+                    1,
+                    at,
+                    libc::RWF_DSYNC,
+                )
+            };
+            let Ok(written) = usize::try_from(written) else {
+                let err = io::Error::last_os_error();
+                match err.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    // Kernels or file systems without per-write sync flags: the portable way.
+                    Some(libc::EOPNOTSUPP | libc::ENOSYS | libc::EINVAL) => {
+                        self.file.write_all_at(buf, offset)?;
+                        return self.file.sync_data();
+                    }
+                    _ => return Err(err),
+                }
+            };
+            if written == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            buf = buf.get(written..).unwrap_or_default();
+            offset += written as u64;
+        }
+        Ok(())
+    }
+    #[cfg(target_os = "linux")]
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("writeback range {offset}+{len} exceeds i64"),
+            ));
+        };
+        // SAFETY: a plain syscall on a descriptor this value owns; no memory is passed.
+        let rc = unsafe {
+            libc::sync_file_range(
+                self.file.as_raw_fd(),
+                offset,
+                len,
+                libc::SYNC_FILE_RANGE_WRITE,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
     fn path(&self) -> &Path {
         &self.path
     }

@@ -80,12 +80,7 @@ impl WalWriter {
             return Ok(false);
         }
         self.prepare(storage)?;
-        let fits = self
-            .pos
-            .checked_add(frames.len() as u64)
-            .and_then(|end| end.checked_add(HEADER_LEN as u64))
-            .is_some_and(|end| end <= self.segment.extent.len);
-        if !fits {
+        if !self.fits(frames.len()) {
             self.seal(storage)?;
             return Ok(false);
         }
@@ -97,6 +92,44 @@ impl WalWriter {
             })?;
         self.pos += frames.len() as u64;
         Ok(true)
+    }
+
+    /// As [`WalWriter::append`], then makes everything appended to the segment durable. When
+    /// nothing unsynced precedes `frames` that is one durable write of `frames` alone, which
+    /// leaves the rest of the file's dirty pages (a running compaction's) to their writeback.
+    pub fn append_durable(&mut self, storage: &dyn Storage, frames: &[u8]) -> Result<bool> {
+        if self.sealed {
+            return Ok(false);
+        }
+        self.prepare(storage)?;
+        if self.synced != self.pos {
+            let fitted = self.append(storage, frames)?;
+            if fitted {
+                self.sync(storage)?;
+            }
+            return Ok(fitted);
+        }
+        if !self.fits(frames.len()) {
+            self.seal(storage)?;
+            return Ok(false);
+        }
+        storage
+            .write_all_at_durable(frames, self.segment.extent.offset + self.pos)
+            .map_err(|source| Error::Io {
+                op: "write and sync WAL records",
+                source,
+            })?;
+        self.pos += frames.len() as u64;
+        self.mark_synced();
+        Ok(true)
+    }
+
+    /// Whether `len` bytes of frames fit at the tail with room left for a seal.
+    fn fits(&self, len: usize) -> bool {
+        self.pos
+            .checked_add(len as u64)
+            .and_then(|end| end.checked_add(HEADER_LEN as u64))
+            .is_some_and(|end| end <= self.segment.extent.len)
     }
 
     /// Frames `records` for this segment (with its durability watermark) and appends them in
