@@ -3,11 +3,12 @@
 
 use std::fmt::Write as _;
 
+use super::stamp::StampText;
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
+use crate::model::DateTime;
 use crate::model::ISO8601_LEN;
-use crate::model::{DateTime, EdmType};
 use crate::table::{RowRef, StoredEntity};
 
 /// Appends `text` as a JSON string literal.
@@ -85,7 +86,7 @@ pub fn write_str_parts(out: &mut String, parts: &[&str]) {
 /// Appends the JSON string of the weak ETag of an entity written at `timestamp` (its ISO 8601
 /// form): `W/"datetime'<timestamp, ':' as %3A>'"`, as [`crate::table::ETag`] displays it,
 /// without formatting the timestamp a second time.
-pub fn write_etag(out: &mut String, timestamp: &str) {
+pub(super) fn write_etag(out: &mut String, timestamp: &str) {
     out.push_str("\"W/\\\"datetime'");
     for (index, part) in timestamp.split(':').enumerate() {
         if index > 0 {
@@ -94,16 +95,6 @@ pub fn write_etag(out: &mut String, timestamp: &str) {
         out.push_str(part);
     }
     out.push_str("'\\\"\"");
-}
-
-/// Appends `"key":` to an object being written, with the separating comma if needed.
-fn write_key(out: &mut String, first: &mut bool, key: &str) {
-    if !*first {
-        out.push(',');
-    }
-    *first = false;
-    write_str(out, key);
-    out.push(':');
 }
 
 /// The key-predicate form of an entity's address: `PartitionKey='a',RowKey='b'` with quotes
@@ -147,7 +138,7 @@ pub fn write_etag_text(out: &mut String, timestamp: DateTime) {
     out.push_str("'\"");
 }
 
-/// A Timestamp formatted on the stack: written twice per entity (`Timestamp`, `odata.etag`).
+/// A Timestamp formatted on the stack.
 struct Timestamp([u8; ISO8601_LEN]);
 
 impl Timestamp {
@@ -170,21 +161,7 @@ pub fn write_entity(
     links: &Links<'_>,
     in_feed: bool,
 ) {
-    let entity = &stored.entity;
-    let properties = entity
-        .properties()
-        .iter()
-        .map(|(name, value)| Ok((name.as_str(), ValueRef::from(value))));
-    // An owned entity's values are all valid, so the writer cannot fail on them.
-    let _ = write_object(
-        out,
-        (entity.partition_key().as_str(), entity.row_key().as_str()),
-        stored.timestamp(),
-        properties,
-        metadata,
-        links,
-        in_feed,
-    );
+    EntityWriter::new(metadata, links, in_feed, None).write_entity(out, stored);
 }
 
 /// Appends the stored row `row` as one JSON object at `metadata`, reading its values where
@@ -201,89 +178,146 @@ pub fn write_row(
     in_feed: bool,
     select: Option<&[&str]>,
 ) -> Result<(), CodecError> {
-    let properties = row
-        .properties
-        .frames()
-        .filter(|frame| match (frame, select) {
-            (Ok(frame), Some(names)) => names
-                .iter()
-                .any(|wanted| wanted.as_bytes() == frame.name_bytes()),
-            _ => true,
-        })
-        .map(|frame| {
-            let property = frame?.property()?;
-            Ok((property.name(), property.value_ref()?))
-        });
-    write_object(
-        out,
-        (row.partition_key, row.row_key),
-        row.timestamp,
-        properties,
-        metadata,
-        links,
-        in_feed,
-    )
+    EntityWriter::new(metadata, links, in_feed, select).write_row(out, row)
 }
 
-/// The writer behind [`write_entity`] and [`write_row`].
-fn write_object<'v>(
-    out: &mut String,
-    (partition_key, row_key): (&str, &str),
-    timestamp: DateTime,
-    properties: impl Iterator<Item = Result<(&'v str, ValueRef<'v>), CodecError>>,
+/// Writes entities one after another (a query's page) with what they share prepared once:
+/// metadata level, links, `$select`, and the Timestamp texts of the last entity, which the
+/// next one usually shares (a batch stamps all its rows alike).
+#[derive(Debug)]
+pub struct EntityWriter<'a> {
     metadata: Metadata,
-    links: &Links<'_>,
+    links: &'a Links<'a>,
     in_feed: bool,
-) -> Result<(), CodecError> {
-    let timestamp = Timestamp::new(timestamp);
-    let timestamp = timestamp.as_str();
-    let mut first = true;
-    out.push('{');
-    if metadata != Metadata::None {
-        if !in_feed {
-            write_key(out, &mut first, "odata.metadata");
-            write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
+    select: Option<&'a [&'a str]>,
+    stamp: StampText,
+}
+
+impl<'a> EntityWriter<'a> {
+    /// A writer at `metadata`; `in_feed` leaves out `odata.metadata`, `select` keeps only
+    /// those custom properties.
+    #[must_use]
+    pub fn new(
+        metadata: Metadata,
+        links: &'a Links<'a>,
+        in_feed: bool,
+        select: Option<&'a [&'a str]>,
+    ) -> Self {
+        Self {
+            metadata,
+            links,
+            in_feed,
+            select,
+            stamp: StampText::new(),
         }
+    }
+
+    /// Appends the stored row `row` as one JSON object, as [`write_row`] does.
+    ///
+    /// # Errors
+    /// A [`CodecError`] for corrupt property bytes; `out` then holds a partial object.
+    pub fn write_row(&mut self, out: &mut String, row: &RowRef<'_>) -> Result<(), CodecError> {
+        let select = self.select;
+        let properties = row
+            .properties
+            .frames()
+            .filter(|frame| match (frame, select) {
+                (Ok(frame), Some(names)) => names
+                    .iter()
+                    .any(|wanted| wanted.as_bytes() == frame.name_bytes()),
+                _ => true,
+            })
+            .map(|frame| {
+                let property = frame?.property()?;
+                Ok((property.name(), property.value_ref()?))
+            });
+        self.write_object(
+            out,
+            (row.partition_key, row.row_key),
+            row.timestamp,
+            properties,
+        )
+    }
+
+    /// Appends `stored` as one JSON object, as [`write_entity`] does (no `select`).
+    pub fn write_entity(&mut self, out: &mut String, stored: &StoredEntity) {
+        let entity = &stored.entity;
+        let properties = entity
+            .properties()
+            .iter()
+            .map(|(name, value)| Ok((name.as_str(), ValueRef::from(value))));
+        // An owned entity's values are all valid, so the writer cannot fail on them.
+        let _ = self.write_object(
+            out,
+            (entity.partition_key().as_str(), entity.row_key().as_str()),
+            stored.timestamp(),
+            properties,
+        );
+    }
+
+    /// The writer behind [`Self::write_entity`] and [`Self::write_row`].
+    fn write_object<'v>(
+        &mut self,
+        out: &mut String,
+        (partition_key, row_key): (&str, &str),
+        timestamp: DateTime,
+        properties: impl Iterator<Item = Result<(&'v str, ValueRef<'v>), CodecError>>,
+    ) -> Result<(), CodecError> {
+        let (metadata, links) = (self.metadata, self.links);
+        self.stamp.set(timestamp);
+        out.push('{');
+        match metadata {
+            Metadata::None => out.push_str("\"PartitionKey\":"),
+            Metadata::Minimal | Metadata::Full => {
+                if !self.in_feed {
+                    out.push_str("\"odata.metadata\":");
+                    write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
+                    out.push(',');
+                }
+                if metadata == Metadata::Full {
+                    let address =
+                        format!("{}({})", links.table, key_predicate(partition_key, row_key));
+                    out.push_str("\"odata.type\":");
+                    write_str_parts(out, &[links.account, ".", links.table]);
+                    out.push_str(",\"odata.id\":");
+                    write_str_parts(out, &[links.base, "/", &address]);
+                    out.push_str(",\"odata.etag\":");
+                    out.push_str(self.stamp.etag_json());
+                    out.push_str(",\"odata.editLink\":");
+                    write_str(out, &address);
+                } else {
+                    out.push_str("\"odata.etag\":");
+                    out.push_str(self.stamp.etag_json());
+                }
+                out.push_str(",\"PartitionKey\":");
+            }
+        }
+        write_str(out, partition_key);
+        out.push_str(",\"RowKey\":");
+        write_str(out, row_key);
         if metadata == Metadata::Full {
-            let address = format!("{}({})", links.table, key_predicate(partition_key, row_key));
-            write_key(out, &mut first, "odata.type");
-            write_str_parts(out, &[links.account, ".", links.table]);
-            write_key(out, &mut first, "odata.id");
-            write_str_parts(out, &[links.base, "/", &address]);
-            write_key(out, &mut first, "odata.etag");
-            write_etag(out, timestamp);
-            write_key(out, &mut first, "odata.editLink");
-            write_str(out, &address);
-        } else {
-            write_key(out, &mut first, "odata.etag");
-            write_etag(out, timestamp);
+            out.push_str(",\"Timestamp@odata.type\":\"Edm.DateTime\"");
         }
-    }
-    write_key(out, &mut first, "PartitionKey");
-    write_str(out, partition_key);
-    write_key(out, &mut first, "RowKey");
-    write_str(out, row_key);
-    if metadata == Metadata::Full {
-        write_key(out, &mut first, "Timestamp@odata.type");
-        write_str(out, EdmType::DateTime.name());
-    }
-    write_key(out, &mut first, "Timestamp");
-    write_str(out, timestamp);
-    for property in properties {
-        let (name, value) = property?;
-        if metadata != Metadata::None && needs_annotation(&value, metadata) {
-            out.push(',');
-            out.push('"');
+        out.push_str(",\"Timestamp\":\"");
+        out.push_str(self.stamp.text());
+        out.push('"');
+        for property in properties {
+            let (name, value) = property?;
+            if metadata != Metadata::None && needs_annotation(&value, metadata) {
+                out.push_str(",\"");
+                write_escaped(out, name);
+                out.push_str(TYPE_ANNOTATION_SUFFIX);
+                out.push_str("\":");
+                write_str(out, value.edm_type().name());
+            }
+            out.push_str(",\"");
             write_escaped(out, name);
-            out.push_str(TYPE_ANNOTATION_SUFFIX);
             out.push_str("\":");
-            write_str(out, value.edm_type().name());
+            write_value(out, &value)?;
         }
-        write_key(out, &mut first, name);
-        write_value(out, &value)?;
+        out.push('}');
+        Ok(())
     }
-    out.push('}');
-    Ok(())
 }
 
 /// Appends `value` in decimal, without the general formatter.
@@ -346,10 +380,10 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::{key_predicate, write_entity, write_etag_text, write_row};
-    use crate::Account;
     use crate::model::{DateTime, Entity, Guid, PartitionKey, PropertyName, RowKey, Value};
     use crate::server::json::{Links, Metadata};
     use crate::table::ETag;
+    use crate::{Account, TableError};
 
     #[test]
     fn row_writer_writes_the_bytes_of_the_entity_writer() {
@@ -401,6 +435,67 @@ mod tests {
                     assert_eq!(ours, expected);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_page_of_rows_is_written_as_the_service_writes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let account = Account::open(dir.path().join("db")).unwrap();
+        account.create_table("Items").unwrap();
+        let table = account.table("Items").unwrap();
+        for (rk, payload) in [("r1", "a\"b"), ("r2", "plain")] {
+            let mut entity = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new(rk).unwrap());
+            entity
+                .set(PropertyName::new("N").unwrap(), Value::Int64(-5))
+                .unwrap();
+            entity
+                .set(
+                    PropertyName::new("S").unwrap(),
+                    Value::string(payload).unwrap(),
+                )
+                .unwrap();
+            table.insert(&entity).unwrap();
+        }
+        let links = Links {
+            base: "http://h/acct",
+            account: "acct",
+            table: "Items",
+        };
+        let stamps: Vec<_> = ["r1", "r2"]
+            .iter()
+            .map(|rk| table.get("p", rk, None).unwrap().timestamp())
+            .collect();
+        let expected = |metadata: Metadata, index: usize, rk: &str, payload: &str| {
+            let stamp = stamps.get(index).copied().unwrap();
+            let etag = serde_json::to_string(&ETag::from_timestamp(stamp).to_string()).unwrap();
+            let payload = serde_json::to_string(payload).unwrap();
+            match metadata {
+                Metadata::None => format!(
+                    r#"{{"PartitionKey":"p","RowKey":"{rk}","Timestamp":"{stamp}","N":"-5","S":{payload}}}"#
+                ),
+                Metadata::Minimal => format!(
+                    r#"{{"odata.etag":{etag},"PartitionKey":"p","RowKey":"{rk}","Timestamp":"{stamp}","N@odata.type":"Edm.Int64","N":"-5","S":{payload}}}"#
+                ),
+                Metadata::Full => format!(
+                    r#"{{"odata.type":"acct.Items","odata.id":"http://h/acct/Items(PartitionKey='p',RowKey='{rk}')","odata.etag":{etag},"odata.editLink":"Items(PartitionKey='p',RowKey='{rk}')","PartitionKey":"p","RowKey":"{rk}","Timestamp@odata.type":"Edm.DateTime","Timestamp":"{stamp}","N@odata.type":"Edm.Int64","N":"-5","S":{payload}}}"#
+                ),
+            }
+        };
+        for metadata in [Metadata::None, Metadata::Minimal, Metadata::Full] {
+            let mut writer = super::EntityWriter::new(metadata, &links, true, None);
+            let mut ours = String::new();
+            table
+                .query_rows(&crate::table::Query::default(), |row| {
+                    writer
+                        .write_row(&mut ours, row)
+                        .map_err(|_| TableError::OutOfRangeInput {
+                            reason: String::new(),
+                        })
+                })
+                .unwrap();
+            let page = expected(metadata, 0, "r1", "a\"b") + &expected(metadata, 1, "r2", "plain");
+            assert_eq!(ours, page);
         }
     }
 
