@@ -19,12 +19,24 @@ pub fn write_str(out: &mut String, text: &str) {
 }
 
 /// Appends the JSON escape of `text`, without quotes.
+#[inline]
 fn write_escaped(out: &mut String, text: &str) {
-    // Copies runs that need no escape in one go: entity payloads are long and rarely escaped.
-    // Every byte that ends a run is ASCII, so each run ends on a character boundary.
+    let clean = clean_prefix(text.as_bytes());
+    if clean == text.len() {
+        out.push_str(text);
+    } else {
+        write_escaped_from(out, text, clean);
+    }
+}
+
+/// [`write_escaped`] of a `text` whose first `clean` bytes need no escape.
+#[cold]
+fn write_escaped_from(out: &mut String, text: &str, clean: usize) {
+    // Copies runs that need no escape in one go. Every byte that ends a run is ASCII, so
+    // each run ends on a character boundary.
     let bytes = text.as_bytes();
     let mut run = 0;
-    let mut at = clean_prefix(bytes);
+    let mut at = clean;
     while let Some(&byte) = bytes.get(at) {
         let escape = match byte {
             b'"' => "\\\"",
@@ -50,27 +62,35 @@ fn write_escaped(out: &mut String, text: &str) {
     out.push_str(text.get(run..).unwrap_or_default());
 }
 
-/// How many leading bytes of `bytes` need no JSON escape, found 8 bytes at a time (the usual
-/// string needs none).
+/// Whether `byte` needs a JSON escape.
+#[inline]
+const fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// How many leading bytes of `bytes` need no JSON escape (the usual string needs none).
+#[inline]
 fn clean_prefix(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `word` is zero exactly when its lane holds the high bit after this test
-    // (the classic has-zero-byte trick, exact for the lowest flagged lane and above).
-    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    // Whole blocks are tested without an early exit, which the compiler turns into a few
+    // vector compares per block.
+    const BLOCK: usize = 16;
     let mut at = 0;
-    for chunk in bytes.chunks_exact(8) {
-        let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
-        // Control bytes (< 0x20) are those whose top three bits are clear.
-        let control = has_zero(word & 0xe0e0_e0e0_e0e0_e0e0);
-        let quote = has_zero(word ^ (ONES * u64::from(b'"')));
-        let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
-        if control | quote | backslash != 0 {
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        if block
+            .iter()
+            .fold(false, |dirty, &byte| dirty | needs_escape(byte))
+        {
             break;
         }
-        at += 8;
+        at += BLOCK;
     }
-    at
+    at + bytes
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .position(|&byte| needs_escape(byte))
+        .unwrap_or(bytes.len() - at)
 }
 
 /// Appends the concatenation of `parts` as one JSON string literal (escaping is per
@@ -553,6 +573,11 @@ mod tests {
             "abcdefghi\n",
             "h\u{e9}llo w\u{f6}rld \u{1F600}!",
             "\u{7f}\u{80}~ !#",
+            "0123456789abcdef\"123456789abcdef0123456789",
+            "0123456789abcde\u{1}0123456789abcdef\\",
+            "0123456789abcdef0123456789abcdef\t",
+            "0123456789abcdef0123456789abcdef0123456789abcdef",
+            "\u{e9}123456789abcdef0123456789abcd\u{e9}\n",
         ];
         for text in samples {
             let mut ours = String::new();
