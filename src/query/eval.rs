@@ -86,7 +86,7 @@ fn compare_bytes(a: &[u8], op: CompareOp, b: &[u8]) -> bool {
 
 /// `a == b`, in line for short slices.
 #[inline]
-pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     const SHORT: usize = 16;
     if a.len() != b.len() {
         return false;

@@ -90,15 +90,7 @@ impl EntitySource for EncodedEntity<'_> {
 
     #[inline]
     fn property(&self, name: &str) -> Result<Option<ValueRef<'_>>, CodecError> {
-        // `get_ref`'s walk, with the short names compared in line (no `memcmp` call per
-        // frame): this runs on every row a filtered scan examines. Same framing errors.
-        for frame in self.reader.frames() {
-            let frame = frame?;
-            if super::eval::same_bytes(frame.name_bytes(), name.as_bytes()) {
-                return frame.value_ref().map(Some);
-            }
-        }
-        Ok(None)
+        self.reader.get_ref(name)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::codec::CodecError;
 use crate::codec::format::{HEADER_FIXED_LEN, TICKS_LEN};
 use crate::codec::property::PropertyReader;
 use crate::model::DateTime;
-use crate::query::{EncodedEntity, Filter, Plan};
+use crate::query::{EncodedEntity, Filter, Plan, Prefilter};
 
 /// One stored row, borrowed from the scan: keys, Timestamp and the still-encoded properties.
 /// Keys are checked as UTF-8 only, properties as far as the caller walks them (the row was
@@ -112,6 +112,8 @@ impl Table {
         let Some((start, end)) = key_range(table_id, &Plan::new(filter.as_ref()).scope) else {
             return Ok(0);
         };
+        // Rows the filter cannot match are mostly told by their bytes alone.
+        let prefilter = filter.as_ref().map(Prefilter::new);
         let snapshot = self.account.inner.engine.snapshot();
         let mut visited = 0u64;
         // The lending cursor: each row is borrowed from its block or memtable chunk, so a
@@ -119,6 +121,12 @@ impl Table {
         let mut cursor = snapshot.range(&start[..]..&end[..]);
         while cursor.advance().map_err(TableError::from)? {
             let (engine_key, value) = (cursor.key(), cursor.value());
+            if prefilter
+                .as_ref()
+                .is_some_and(|prefilter| !prefilter.may_match(value))
+            {
+                continue;
+            }
             let row = if parse || filter.is_some() {
                 Some(row_ref(table_id, engine_key, value)?)
             } else {
