@@ -68,56 +68,29 @@ const fn needs_escape(byte: u8) -> bool {
     byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
-/// How many leading bytes of `bytes` need no JSON escape (the usual string needs none),
-/// tested 8 bytes at a time; a short tail is padded to a whole word, so a name or key of up
-/// to 8 bytes costs one word test.
+/// How many leading bytes of `bytes` need no JSON escape (the usual string needs none).
 #[inline]
 fn clean_prefix(bytes: &[u8]) -> usize {
-    let mut words = bytes.chunks_exact(8);
+    // Whole blocks are tested without an early exit, which the compiler turns into a few
+    // vector compares per block.
+    const BLOCK: usize = 16;
     let mut at = 0;
-    for chunk in &mut words {
-        if dirty(u64::from_le_bytes(
-            <[u8; 8]>::try_from(chunk).unwrap_or([0; 8]),
-        )) {
-            return at + first_escape(chunk);
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        if block
+            .iter()
+            .fold(false, |dirty, &byte| dirty | needs_escape(byte))
+        {
+            break;
         }
-        at += 8;
+        at += BLOCK;
     }
-    let tail = words.remainder();
-    let mut padded = [b' '; 8];
-    for (slot, &byte) in padded.iter_mut().zip(tail) {
-        *slot = byte;
-    }
-    if dirty(u64::from_le_bytes(padded)) {
-        at + first_escape(tail)
-    } else {
-        bytes.len()
-    }
-}
-
-/// Whether any byte of `word` needs a JSON escape.
-#[inline]
-const fn dirty(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // Some byte of `w` is zero exactly when this is non-zero (the has-zero-byte trick).
-    const fn has_zero(w: u64) -> u64 {
-        w.wrapping_sub(ONES) & !w & HIGHS
-    }
-    // Control bytes (< 0x20) are those whose top three bits are clear.
-    let control = has_zero(word & 0xe0e0_e0e0_e0e0_e0e0);
-    let quote = has_zero(word ^ (ONES * b'"' as u64));
-    let backslash = has_zero(word ^ (ONES * b'\\' as u64));
-    control | quote | backslash != 0
-}
-
-/// The index of the first byte of `bytes` that needs an escape (`bytes.len()` if none).
-#[inline]
-fn first_escape(bytes: &[u8]) -> usize {
-    bytes
+    at + bytes
+        .get(at..)
+        .unwrap_or_default()
         .iter()
         .position(|&byte| needs_escape(byte))
-        .unwrap_or(bytes.len())
+        .unwrap_or(bytes.len() - at)
 }
 
 /// Appends the concatenation of `parts` as one JSON string literal (escaping is per
