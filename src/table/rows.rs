@@ -6,7 +6,7 @@ use super::error::{Result, TableError};
 use super::row;
 use super::scan::key_range;
 use crate::codec::CodecError;
-use crate::codec::format::{HEADER_FIXED_LEN, TICKS_LEN};
+use crate::codec::format::{HEADER_FIXED_LEN, KEY_SEPARATOR, TABLE_ID_LEN, TICKS_LEN};
 use crate::codec::property::PropertyReader;
 use crate::model::DateTime;
 use crate::query::{EncodedEntity, Filter, Plan, Prefilter};
@@ -205,6 +205,14 @@ impl RowChunk {
     }
 }
 
+/// The PartitionKey and RowKey text of an engine key: [`row::split_key`] with both keys
+/// checked as UTF-8 in one pass (the separator is ASCII, so the text splits at it), which
+/// halves the cost of the check that every returned row pays.
+pub(super) fn key_text(engine_key: &[u8]) -> Option<(&str, &str)> {
+    let text = std::str::from_utf8(engine_key.get(TABLE_ID_LEN..)?).ok()?;
+    text.split_once(char::from(KEY_SEPARATOR))
+}
+
 /// The borrowed view of one stored row of table `table_id`.
 pub(super) fn row_ref<'a>(
     table_id: u32,
@@ -212,8 +220,8 @@ pub(super) fn row_ref<'a>(
     value: &'a [u8],
 ) -> Result<RowRef<'a>> {
     let fail = |source| row::corrupt(table_id, engine_key, source);
-    let (partition_key, row_key) = row::split_key(engine_key)
-        .ok_or_else(|| fail(CodecError::MissingSeparator { offset: 0 }))?;
+    let (partition_key, row_key) =
+        key_text(engine_key).ok_or_else(|| fail(CodecError::MissingSeparator { offset: 0 }))?;
     let properties = PropertyReader::new(value).map_err(fail)?;
     let timestamp = properties.timestamp().ok_or_else(|| {
         fail(CodecError::Truncated {
@@ -252,6 +260,25 @@ mod tests {
             table.insert(&entity).unwrap();
         }
         (dir, table)
+    }
+
+    #[test]
+    fn key_text_splits_as_split_key_does() {
+        let keys: [&[u8]; 7] = [
+            b"\0\0\0\x01p\0r",
+            b"\0\0\0\x01\0r",
+            b"\0\0\0\x01p\0",
+            b"\0\0\0\x01p\0r\0s",
+            b"\0\0\0\x01pr",
+            b"\0\0\0",
+            b"\0\0\0\x01p\xff\0r",
+        ];
+        for key in keys {
+            assert_eq!(super::key_text(key), crate::table::row::split_key(key));
+        }
+        let valid = "\u{e9}t\u{e9}\0\u{1F600}".as_bytes();
+        let key = [&[0, 0, 0, 1][..], valid].concat();
+        assert_eq!(super::key_text(&key), Some(("\u{e9}t\u{e9}", "\u{1F600}")));
     }
 
     #[test]

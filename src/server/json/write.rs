@@ -77,10 +77,12 @@ fn clean_prefix(bytes: &[u8]) -> usize {
     let mut at = 0;
     let mut blocks = bytes.chunks_exact(BLOCK);
     for block in &mut blocks {
-        if block
-            .iter()
-            .fold(false, |dirty, &byte| dirty | needs_escape(byte))
-        {
+        let block = <&[u8; BLOCK]>::try_from(block).unwrap_or(&[0; BLOCK]);
+        let mut dirty = 0_u8;
+        for &byte in block {
+            dirty |= u8::from(needs_escape(byte));
+        }
+        if dirty != 0 {
             break;
         }
         at += BLOCK;
