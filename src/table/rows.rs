@@ -209,8 +209,10 @@ impl RowChunk {
 /// checked as UTF-8 in one pass (the separator is ASCII, so the text splits at it), which
 /// halves the cost of the check that every returned row pays.
 pub(super) fn key_text(engine_key: &[u8]) -> Option<(&str, &str)> {
-    let text = std::str::from_utf8(engine_key.get(TABLE_ID_LEN..)?).ok()?;
-    text.split_once(char::from(KEY_SEPARATOR))
+    let rest = engine_key.get(TABLE_ID_LEN..)?;
+    let separator = rest.iter().position(|&byte| byte == KEY_SEPARATOR)?;
+    let text = std::str::from_utf8(rest).ok()?;
+    Some((text.get(..separator)?, text.get(separator + 1..)?))
 }
 
 /// The borrowed view of one stored row of table `table_id`.
