@@ -7,8 +7,8 @@ use super::stamp::StampText;
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
-use crate::model::DateTime;
 use crate::model::ISO8601_LEN;
+use crate::model::{DateTime, EdmType};
 use crate::table::{RowRef, StoredEntity};
 
 /// Appends `text` as a JSON string literal.
@@ -21,12 +21,112 @@ pub fn write_str(out: &mut String, text: &str) {
 /// Appends the JSON escape of `text`, without quotes.
 #[inline]
 fn write_escaped(out: &mut String, text: &str) {
+    if is_plain(text.as_bytes()) {
+        out.push_str(text);
+    } else {
+        write_unplain(out, text);
+    }
+}
+
+/// [`write_escaped`] of a `text` that is not plain ASCII: it may still need no escape.
+#[cold]
+fn write_unplain(out: &mut String, text: &str) {
     let clean = clean_prefix(text.as_bytes());
     if clean == text.len() {
         out.push_str(text);
     } else {
         write_escaped_from(out, text, clean);
     }
+}
+
+/// `bytes` as text when JSON takes it as it stands: see [`is_plain`].
+#[inline]
+fn plain_text(bytes: &[u8]) -> Option<&str> {
+    if is_plain(bytes) {
+        // SAFETY: `is_plain` admits ASCII bytes only, and ASCII is UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        None
+    }
+}
+
+/// Eight copies of a byte: `LOW * b` repeats `b` in each byte of a word.
+const LOW: u64 = 0x0101_0101_0101_0101;
+/// The top bit of each byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Whether each of the 8 bytes of `word` is printable ASCII (0x20..=0x7F) other than `"`
+/// and `\`. Each term's top bit is set in some byte exactly when some byte is of its kind.
+#[inline]
+const fn word_is_plain(word: u64) -> bool {
+    let control = word.wrapping_sub(LOW * 0x20) & !word;
+    let quote = word ^ (LOW * b'"' as u64);
+    let backslash = word ^ (LOW * b'\\' as u64);
+    let has_quote = quote.wrapping_sub(LOW) & !quote;
+    let has_backslash = backslash.wrapping_sub(LOW) & !backslash;
+    (word | control | has_quote | has_backslash) & HIGH == 0
+}
+
+/// Whether `byte` is printable ASCII other than `"` and `\`, as [`word_is_plain`] tests.
+#[inline]
+const fn byte_is_plain(byte: u8) -> bool {
+    byte.wrapping_sub(0x20) < 0x60 && byte != b'"' && byte != b'\\'
+}
+
+/// Whether every byte of `bytes` is printable ASCII other than `"` and `\`: such text is
+/// UTF-8 and its own JSON escape. Short strings (keys, names, most values) are tested as at
+/// most two overlapping words, longer ones 16 bytes at a time and the tail as the last 16.
+#[inline]
+fn is_plain(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    // A word that fails to load is reported as not plain (all top bits set).
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 8)
+            .and_then(|word| <[u8; 8]>::try_from(word).ok())
+            .map_or(u64::MAX, u64::from_le_bytes)
+    };
+    let half = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|half| <[u8; 4]>::try_from(half).ok())
+            .map_or(u32::MAX, u32::from_le_bytes)
+    };
+    let byte = |at: usize| u64::from(bytes.get(at).copied().unwrap_or(u8::MAX));
+    match len {
+        0 => true,
+        1..=3 => {
+            // First, middle and last byte cover all of 1 to 3; spaces fill the word.
+            let spaces = (LOW * u64::from(b' ')) << 24;
+            word_is_plain(byte(0) | byte(len / 2) << 8 | byte(len - 1) << 16 | spaces)
+        }
+        4..=7 => word_is_plain(u64::from(half(0)) | u64::from(half(len - 4)) << 32),
+        8..=15 => word_is_plain(word(0)) & word_is_plain(word(len - 8)),
+        _ => blocks_are_plain(bytes),
+    }
+}
+
+/// [`is_plain`] of at least 16 bytes.
+fn blocks_are_plain(bytes: &[u8]) -> bool {
+    // Whole blocks are tested without an early exit inside, which the compiler turns into a
+    // few vector compares per block; the last block overlaps the one before it.
+    const BLOCK: usize = 16;
+    let tail = bytes
+        .get(bytes.len().saturating_sub(BLOCK)..)
+        .unwrap_or_default();
+    for block in bytes.chunks_exact(BLOCK).chain(std::iter::once(tail)) {
+        let Ok(block) = <&[u8; BLOCK]>::try_from(block) else {
+            return false;
+        };
+        let mut dirty = 0_u8;
+        for &byte in block {
+            dirty |= u8::from(!byte_is_plain(byte));
+        }
+        if dirty != 0 {
+            return false;
+        }
+    }
+    true
 }
 
 /// [`write_escaped`] of a `text` whose first `clean` bytes need no escape.
@@ -239,52 +339,68 @@ impl<'a> EntityWriter<'a> {
     /// # Errors
     /// A [`CodecError`] for corrupt property bytes; `out` then holds a partial object.
     pub fn write_row(&mut self, out: &mut String, row: &RowRef<'_>) -> Result<(), CodecError> {
-        let select = self.select;
-        let properties = row
-            .properties
-            .frames()
-            .filter(|frame| match (frame, select) {
-                (Ok(frame), Some(names)) => names
+        self.write_head(out, (row.partition_key, row.row_key), row.timestamp);
+        for frame in row.properties.frames() {
+            let frame = frame?;
+            if let Some(names) = self.select
+                && !names
                     .iter()
-                    .any(|wanted| wanted.as_bytes() == frame.name_bytes()),
-                _ => true,
-            })
-            .map(|frame| {
-                let property = frame?.property()?;
-                Ok((property.name(), property.value_ref()?))
-            });
-        self.write_object(
-            out,
-            (row.partition_key, row.row_key),
-            row.timestamp,
-            properties,
-        )
+                    .any(|wanted| wanted.as_bytes() == frame.name_bytes())
+            {
+                continue;
+            }
+            // A stored name is a checked identifier, so nearly always plain ASCII that needs
+            // no escape; so are most strings, which are then copied as stored.
+            let plain_name = plain_text(frame.name_bytes());
+            if let Some(name) = plain_name
+                && frame.edm_type() == EdmType::String
+                && let Some(text) = plain_text(frame.value_bytes())
+            {
+                out.push_str(",\"");
+                out.push_str(name);
+                out.push_str("\":\"");
+                out.push_str(text);
+                out.push('"');
+                continue;
+            }
+            let name = match plain_name {
+                Some(name) => Name::Plain(name),
+                None => Name::Text(frame.property()?.name()),
+            };
+            write_property(out, self.metadata, name, &frame.value_ref()?)?;
+        }
+        out.push('}');
+        Ok(())
     }
 
     /// Appends `stored` as one JSON object, as [`write_entity`] does (no `select`).
     pub fn write_entity(&mut self, out: &mut String, stored: &StoredEntity) {
         let entity = &stored.entity;
-        let properties = entity
-            .properties()
-            .iter()
-            .map(|(name, value)| Ok((name.as_str(), ValueRef::from(value))));
-        // An owned entity's values are all valid, so the writer cannot fail on them.
-        let _ = self.write_object(
+        self.write_head(
             out,
             (entity.partition_key().as_str(), entity.row_key().as_str()),
             stored.timestamp(),
-            properties,
         );
+        for (name, value) in entity.properties() {
+            // An owned entity's values are all valid, so the writer cannot fail on them.
+            let _ = write_property(
+                out,
+                self.metadata,
+                Name::Text(name.as_str()),
+                &ValueRef::from(value),
+            );
+        }
+        out.push('}');
     }
 
-    /// The writer behind [`Self::write_entity`] and [`Self::write_row`].
-    fn write_object<'v>(
+    /// Opens the object and writes what precedes the custom properties: metadata, keys and
+    /// Timestamp.
+    fn write_head(
         &mut self,
         out: &mut String,
         (partition_key, row_key): (&str, &str),
         timestamp: DateTime,
-        properties: impl Iterator<Item = Result<(&'v str, ValueRef<'v>), CodecError>>,
-    ) -> Result<(), CodecError> {
+    ) {
         let (metadata, links) = (self.metadata, self.links);
         self.stamp.set(timestamp);
         out.push('{');
@@ -323,23 +439,43 @@ impl<'a> EntityWriter<'a> {
         out.push_str(",\"Timestamp\":\"");
         out.push_str(self.stamp.text());
         out.push('"');
-        for property in properties {
-            let (name, value) = property?;
-            if metadata != Metadata::None && needs_annotation(&value, metadata) {
-                out.push_str(",\"");
-                write_escaped(out, name);
-                out.push_str(TYPE_ANNOTATION_SUFFIX);
-                out.push_str("\":");
-                write_str(out, value.edm_type().name());
-            }
-            out.push_str(",\"");
-            write_escaped(out, name);
-            out.push_str("\":");
-            write_value(out, &value)?;
-        }
-        out.push('}');
-        Ok(())
     }
+}
+
+/// A property name to write: known plain (see [`is_plain`]) or any text, escaped as needed.
+#[derive(Clone, Copy)]
+enum Name<'a> {
+    Plain(&'a str),
+    Text(&'a str),
+}
+
+impl Name<'_> {
+    fn write(self, out: &mut String) {
+        match self {
+            Self::Plain(name) => out.push_str(name),
+            Self::Text(name) => write_escaped(out, name),
+        }
+    }
+}
+
+/// Appends `,"name":value` at `metadata`, preceded by the type annotation the value needs.
+fn write_property(
+    out: &mut String,
+    metadata: Metadata,
+    name: Name<'_>,
+    value: &ValueRef<'_>,
+) -> Result<(), CodecError> {
+    if metadata != Metadata::None && needs_annotation(value, metadata) {
+        out.push_str(",\"");
+        name.write(out);
+        out.push_str(TYPE_ANNOTATION_SUFFIX);
+        out.push_str("\":");
+        write_str(out, value.edm_type().name());
+    }
+    out.push_str(",\"");
+    name.write(out);
+    out.push_str("\":");
+    write_value(out, value)
 }
 
 /// Appends `value` in decimal, without the general formatter.
@@ -398,214 +534,4 @@ fn write_value(out: &mut String, value: &ValueRef<'_>) -> Result<(), CodecError>
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::{key_predicate, write_entity, write_etag_text, write_row};
-    use crate::model::{DateTime, Entity, Guid, PartitionKey, PropertyName, RowKey, Value};
-    use crate::server::json::{Links, Metadata};
-    use crate::table::ETag;
-    use crate::{Account, TableError};
-
-    #[test]
-    fn row_writer_writes_the_bytes_of_the_entity_writer() {
-        let dir = tempfile::tempdir().unwrap();
-        let account = Account::open(dir.path().join("db")).unwrap();
-        account.create_table("Items").unwrap();
-        let table = account.table("Items").unwrap();
-        let mut entity = Entity::new(
-            PartitionKey::new("p\"1").unwrap(),
-            RowKey::new("r \u{e9}'").unwrap(),
-        );
-        let values = [
-            ("A", Value::Int32(-7)),
-            ("B", Value::Int64(1 << 40)),
-            ("C", Value::Double(2.5)),
-            ("D", Value::Double(f64::NAN)),
-            ("E", Value::Boolean(true)),
-            ("F", Value::string("line\n\"q\"").unwrap()),
-            ("G", Value::binary([0_u8, 255, 7]).unwrap()),
-            ("H", Value::Guid(Guid([9; 16]))),
-            (
-                "I",
-                Value::DateTime(DateTime::from_ticks(630_000_000_000_000_001).unwrap()),
-            ),
-        ];
-        for (name, value) in values {
-            entity.set(PropertyName::new(name).unwrap(), value).unwrap();
-        }
-        table.insert(&entity).unwrap();
-        let links = Links {
-            base: "http://h\"x/acct",
-            account: "acct",
-            table: "Items",
-        };
-        let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
-        for select in [None, Some(&["B", "H", "Z"][..])] {
-            let stored = table.get(pk, rk, select).unwrap();
-            for metadata in [Metadata::None, Metadata::Minimal, Metadata::Full] {
-                for in_feed in [false, true] {
-                    let mut expected = String::new();
-                    write_entity(&mut expected, &stored, metadata, &links, in_feed);
-                    let mut ours = String::new();
-                    table
-                        .get_row(pk, rk, |row| {
-                            write_row(&mut ours, row, metadata, &links, in_feed, select)
-                        })
-                        .unwrap()
-                        .unwrap();
-                    assert_eq!(ours, expected);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_page_of_rows_is_written_as_the_service_writes_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let account = Account::open(dir.path().join("db")).unwrap();
-        account.create_table("Items").unwrap();
-        let table = account.table("Items").unwrap();
-        for (rk, payload) in [("r1", "a\"b"), ("r2", "plain")] {
-            let mut entity = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new(rk).unwrap());
-            entity
-                .set(PropertyName::new("N").unwrap(), Value::Int64(-5))
-                .unwrap();
-            entity
-                .set(
-                    PropertyName::new("S").unwrap(),
-                    Value::string(payload).unwrap(),
-                )
-                .unwrap();
-            table.insert(&entity).unwrap();
-        }
-        let links = Links {
-            base: "http://h/acct",
-            account: "acct",
-            table: "Items",
-        };
-        let stamps: Vec<_> = ["r1", "r2"]
-            .iter()
-            .map(|rk| table.get("p", rk, None).unwrap().timestamp())
-            .collect();
-        let expected = |metadata: Metadata, index: usize, rk: &str, payload: &str| {
-            let stamp = stamps.get(index).copied().unwrap();
-            let etag = serde_json::to_string(&ETag::from_timestamp(stamp).to_string()).unwrap();
-            let payload = serde_json::to_string(payload).unwrap();
-            match metadata {
-                Metadata::None => format!(
-                    r#"{{"PartitionKey":"p","RowKey":"{rk}","Timestamp":"{stamp}","N":"-5","S":{payload}}}"#
-                ),
-                Metadata::Minimal => format!(
-                    r#"{{"odata.etag":{etag},"PartitionKey":"p","RowKey":"{rk}","Timestamp":"{stamp}","N@odata.type":"Edm.Int64","N":"-5","S":{payload}}}"#
-                ),
-                Metadata::Full => format!(
-                    r#"{{"odata.type":"acct.Items","odata.id":"http://h/acct/Items(PartitionKey='p',RowKey='{rk}')","odata.etag":{etag},"odata.editLink":"Items(PartitionKey='p',RowKey='{rk}')","PartitionKey":"p","RowKey":"{rk}","Timestamp@odata.type":"Edm.DateTime","Timestamp":"{stamp}","N@odata.type":"Edm.Int64","N":"-5","S":{payload}}}"#
-                ),
-            }
-        };
-        for metadata in [Metadata::None, Metadata::Minimal, Metadata::Full] {
-            let mut writer = super::EntityWriter::new(metadata, &links, true, None);
-            let mut ours = String::new();
-            table
-                .query_rows(&crate::table::Query::default(), |row| {
-                    writer
-                        .write_row(&mut ours, row)
-                        .map_err(|_| TableError::OutOfRangeInput {
-                            reason: String::new(),
-                        })
-                })
-                .unwrap();
-            let page = expected(metadata, 0, "r1", "a\"b") + &expected(metadata, 1, "r2", "plain");
-            assert_eq!(ours, page);
-        }
-    }
-
-    #[test]
-    fn etag_text_matches_the_etag_display() {
-        for ticks in [630_000_000_000_000_000, 638_000_000_000_000_123] {
-            let timestamp = DateTime::from_ticks(ticks).unwrap();
-            let mut ours = String::new();
-            write_etag_text(&mut ours, timestamp);
-            assert_eq!(ours, ETag::from_timestamp(timestamp).to_string());
-        }
-    }
-
-    #[test]
-    fn timestamps_are_written_as_the_model_displays_them() {
-        let samples = [
-            0,
-            1,
-            630_000_000_000_000_000,
-            638_000_000_000_000_123,
-            3_155_378_975_999_999_999,
-            DateTime::now().ticks(),
-        ];
-        let stepped = (0..2000_i64).map(|i| i * 1_577_000_000_000_003);
-        for ticks in samples.into_iter().chain(stepped) {
-            let Ok(instant) = DateTime::from_ticks(ticks) else {
-                continue;
-            };
-            assert_eq!(super::Timestamp::new(instant).as_str(), instant.to_string());
-        }
-    }
-
-    #[test]
-    fn ints_and_escapes_match_the_general_formatters() {
-        for value in [
-            0,
-            7,
-            -7,
-            10,
-            -10,
-            123_456,
-            i64::from(i32::MIN),
-            i64::from(i32::MAX),
-        ] {
-            let mut ours = String::new();
-            super::write_int(&mut ours, value);
-            assert_eq!(ours, value.to_string());
-        }
-        let samples = [
-            "",
-            "plain text of more than eight bytes",
-            "0123456\"89",
-            "01234567\\9abcdef",
-            "\u{1f}bcdefghij",
-            "abcdefghi\n",
-            "h\u{e9}llo w\u{f6}rld \u{1F600}!",
-            "\u{7f}\u{80}~ !#",
-            "0123456789abcdef\"123456789abcdef0123456789",
-            "0123456789abcde\u{1}0123456789abcdef\\",
-            "0123456789abcdef0123456789abcdef\t",
-            "0123456789abcdef0123456789abcdef0123456789abcdef",
-            "\u{e9}123456789abcdef0123456789abcd\u{e9}\n",
-        ];
-        // Each byte that needs an escape (and its neighbours that do not) at every position
-        // of strings around the 8-byte word size.
-        for len in 1..20 {
-            for at in 0..len {
-                for special in ['\0', '\u{1f}', ' ', '"', '\\', '\u{7f}', '~', '\n'] {
-                    let mut text = "a".repeat(len);
-                    text.replace_range(at..=at, special.encode_utf8(&mut [0; 4]));
-                    let mut ours = String::new();
-                    super::write_str(&mut ours, &text);
-                    assert_eq!(ours, serde_json::to_string(&text).unwrap(), "{text:?}");
-                }
-            }
-        }
-        for text in samples {
-            let mut ours = String::new();
-            super::write_str(&mut ours, text);
-            assert_eq!(ours, serde_json::to_string(text).unwrap(), "{text:?}");
-        }
-    }
-
-    #[test]
-    fn key_predicate_doubles_quotes_and_percent_encodes() {
-        assert_eq!(
-            key_predicate("p'1", "a b/c"),
-            "PartitionKey='p''1',RowKey='a%20b%2Fc'"
-        );
-    }
-}
+mod tests;
