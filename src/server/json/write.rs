@@ -70,7 +70,9 @@ const fn word_is_plain(word: u64) -> bool {
 /// Whether `byte` is printable ASCII other than `"` and `\`, as [`word_is_plain`] tests.
 #[inline]
 const fn byte_is_plain(byte: u8) -> bool {
-    byte.wrapping_sub(0x20) < 0x60 && byte != b'"' && byte != b'\\'
+    // As a signed byte, everything from 0x80 up is negative: one compare rules out control
+    // characters and non-ASCII alike (a single vector compare per block).
+    i8::from_ne_bytes([byte]) >= 0x20 && byte != b'"' && byte != b'\\'
 }
 
 /// Whether every byte of `bytes` is printable ASCII other than `"` and `\`: such text is
