@@ -33,10 +33,12 @@ mod lexer;
 pub mod limits;
 mod parser;
 mod plan;
+mod prefilter;
 mod source;
 
 pub use ast::{CompareOp, Comparison, Expr, Field, Literal};
 pub use error::{QueryError, Result, SyntaxError};
 pub use filter::Filter;
 pub use plan::{KeyScope, Plan, QueryKind};
+pub use prefilter::Prefilter;
 pub use source::{EncodedEntity, EntitySource, TABLE_NAME_PROPERTY, TableRow};

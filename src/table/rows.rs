@@ -6,10 +6,10 @@ use super::error::{Result, TableError};
 use super::row;
 use super::scan::key_range;
 use crate::codec::CodecError;
-use crate::codec::format::{HEADER_FIXED_LEN, TICKS_LEN};
+use crate::codec::format::{HEADER_FIXED_LEN, KEY_SEPARATOR, TABLE_ID_LEN, TICKS_LEN};
 use crate::codec::property::PropertyReader;
 use crate::model::DateTime;
-use crate::query::{EncodedEntity, Filter, Plan};
+use crate::query::{EncodedEntity, Filter, Plan, Prefilter};
 
 /// One stored row, borrowed from the scan: keys, Timestamp and the still-encoded properties.
 /// Keys are checked as UTF-8 only, properties as far as the caller walks them (the row was
@@ -112,6 +112,8 @@ impl Table {
         let Some((start, end)) = key_range(table_id, &Plan::new(filter.as_ref()).scope) else {
             return Ok(0);
         };
+        // Rows the filter cannot match are mostly told by their bytes alone.
+        let prefilter = filter.as_ref().map(Prefilter::new);
         let snapshot = self.account.inner.engine.snapshot();
         let mut visited = 0u64;
         // The lending cursor: each row is borrowed from its block or memtable chunk, so a
@@ -119,6 +121,12 @@ impl Table {
         let mut cursor = snapshot.range(&start[..]..&end[..]);
         while cursor.advance().map_err(TableError::from)? {
             let (engine_key, value) = (cursor.key(), cursor.value());
+            if prefilter
+                .as_ref()
+                .is_some_and(|prefilter| !prefilter.may_match(value))
+            {
+                continue;
+            }
             let row = if parse || filter.is_some() {
                 Some(row_ref(table_id, engine_key, value)?)
             } else {
@@ -197,6 +205,22 @@ impl RowChunk {
     }
 }
 
+/// The PartitionKey and RowKey text of an engine key: [`row::split_key`] with both keys
+/// checked as UTF-8 in one pass (the separator is ASCII, so the text splits at it), which
+/// halves the cost of the check that every returned row pays.
+pub(super) fn key_text(engine_key: &[u8]) -> Option<(&str, &str)> {
+    let rest = engine_key.get(TABLE_ID_LEN..)?;
+    let separator = rest.iter().position(|&byte| byte == KEY_SEPARATOR)?;
+    // Keys are mostly ASCII, where std's validator costs more in setup than the check.
+    let text = if rest.is_ascii() {
+        // SAFETY: ASCII is UTF-8.
+        unsafe { std::str::from_utf8_unchecked(rest) }
+    } else {
+        std::str::from_utf8(rest).ok()?
+    };
+    Some((text.get(..separator)?, text.get(separator + 1..)?))
+}
+
 /// The borrowed view of one stored row of table `table_id`.
 pub(super) fn row_ref<'a>(
     table_id: u32,
@@ -204,8 +228,8 @@ pub(super) fn row_ref<'a>(
     value: &'a [u8],
 ) -> Result<RowRef<'a>> {
     let fail = |source| row::corrupt(table_id, engine_key, source);
-    let (partition_key, row_key) = row::split_key(engine_key)
-        .ok_or_else(|| fail(CodecError::MissingSeparator { offset: 0 }))?;
+    let (partition_key, row_key) =
+        key_text(engine_key).ok_or_else(|| fail(CodecError::MissingSeparator { offset: 0 }))?;
     let properties = PropertyReader::new(value).map_err(fail)?;
     let timestamp = properties.timestamp().ok_or_else(|| {
         fail(CodecError::Truncated {
@@ -244,6 +268,25 @@ mod tests {
             table.insert(&entity).unwrap();
         }
         (dir, table)
+    }
+
+    #[test]
+    fn key_text_splits_as_split_key_does() {
+        let keys: [&[u8]; 7] = [
+            b"\0\0\0\x01p\0r",
+            b"\0\0\0\x01\0r",
+            b"\0\0\0\x01p\0",
+            b"\0\0\0\x01p\0r\0s",
+            b"\0\0\0\x01pr",
+            b"\0\0\0",
+            b"\0\0\0\x01p\xff\0r",
+        ];
+        for key in keys {
+            assert_eq!(super::key_text(key), crate::table::row::split_key(key));
+        }
+        let valid = "\u{e9}t\u{e9}\0\u{1F600}".as_bytes();
+        let key = [&[0, 0, 0, 1][..], valid].concat();
+        assert_eq!(super::key_text(&key), Some(("\u{e9}t\u{e9}", "\u{1F600}")));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::row::{self, StoredEntity};
 use crate::codec::format::{KEY_SEPARATOR, TABLE_END_MARKER};
 use crate::codec::key;
 use crate::codec::property::PropertyReader;
-use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan};
+use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan, Prefilter};
 
 /// A query of one table: `$filter`, `$select`, `$top` and where to resume.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -104,6 +104,12 @@ impl Table {
         let inner = &*self.account.inner;
         let table_id = self.state()?.id;
         let plan = Plan::new(filter.as_ref());
+        // Rows the residual cannot match are mostly told by their bytes alone.
+        let prefilter = plan
+            .residual
+            .as_ref()
+            .map(Prefilter::new)
+            .filter(|prefilter| !prefilter.is_empty());
         // These ranges hold exactly the keys of their scope, so rows need no re-check.
         let exact_range = matches!(
             plan.scope,
@@ -145,6 +151,12 @@ impl Table {
                 ("", "")
             };
             if !exact_range && !plan.scope.contains(pk, rk) {
+                continue;
+            }
+            if prefilter
+                .as_ref()
+                .is_some_and(|prefilter| !prefilter.may_match(value))
+            {
                 continue;
             }
             if let Some(residual) = &plan.residual {

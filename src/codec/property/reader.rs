@@ -247,6 +247,12 @@ impl<'a> RawFrame<'a> {
         decode_value(&self.frame)
     }
 
+    /// The stored value bytes, unchecked (String and Binary without their length prefix).
+    #[must_use]
+    pub const fn value_bytes(&self) -> &'a [u8] {
+        self.frame.value
+    }
+
     /// The property with its name checked as UTF-8.
     ///
     /// # Errors

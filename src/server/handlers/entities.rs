@@ -9,8 +9,8 @@ use crate::model::DateTime;
 use crate::server::auth::Access;
 use crate::server::error::{Result, ServerError};
 use crate::server::json::{
-    self, Links, key_predicate, parse_entity, write_entity, write_etag_text, write_row,
-    write_str_parts,
+    self, EntityWriter, Links, key_predicate, parse_entity, write_entity, write_etag_text,
+    write_row, write_str_parts,
 };
 use crate::server::reply::Reply;
 use crate::table::{ContinuationToken, Query, RowRef, StoredEntity};
@@ -260,6 +260,7 @@ pub fn query(ctx: &Context<'_>, table: &str) -> Result<Reply> {
     }
     out.push_str("\"value\":[");
     let mut first = true;
+    let mut writer = EntityWriter::new(ctx.metadata, &links, true, names.as_deref());
     let continuation = ctx.state.account.table(table)?.query_rows(&query, |row| {
         if range.is_some_and(|range| !range.contains(row.partition_key, row.row_key)) {
             return Ok(());
@@ -268,7 +269,8 @@ pub fn query(ctx: &Context<'_>, table: &str) -> Result<Reply> {
             out.push(',');
         }
         first = false;
-        write_row(&mut out, row, ctx.metadata, &links, true, names.as_deref())
+        writer
+            .write_row(&mut out, row)
             .map_err(|source| corrupt(table, row, source))
     })?;
     out.push_str("]}");

@@ -2,12 +2,13 @@
 //! [`StoredEntity`] in `nometadata`, `minimalmetadata` or `fullmetadata`.
 
 mod read;
+mod stamp;
 mod write;
 
 pub use read::{Members, Scalar};
 pub use write::{
-    key_predicate, write_entity, write_etag_text, write_key_predicate, write_row, write_str,
-    write_str_parts,
+    EntityWriter, key_predicate, write_entity, write_etag_text, write_key_predicate, write_row,
+    write_str, write_str_parts,
 };
 
 use serde_json::Number;

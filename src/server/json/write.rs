@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::stamp::StampText;
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
@@ -18,12 +19,126 @@ pub fn write_str(out: &mut String, text: &str) {
 }
 
 /// Appends the JSON escape of `text`, without quotes.
+#[inline]
 fn write_escaped(out: &mut String, text: &str) {
-    // Copies runs that need no escape in one go: entity payloads are long and rarely escaped.
-    // Every byte that ends a run is ASCII, so each run ends on a character boundary.
+    if is_plain(text.as_bytes()) {
+        out.push_str(text);
+    } else {
+        write_unplain(out, text);
+    }
+}
+
+/// [`write_escaped`] of a `text` that is not plain ASCII: it may still need no escape.
+#[cold]
+fn write_unplain(out: &mut String, text: &str) {
+    let clean = clean_prefix(text.as_bytes());
+    if clean == text.len() {
+        out.push_str(text);
+    } else {
+        write_escaped_from(out, text, clean);
+    }
+}
+
+/// `bytes` as text when JSON takes it as it stands: see [`is_plain`].
+#[inline]
+fn plain_text(bytes: &[u8]) -> Option<&str> {
+    if is_plain(bytes) {
+        // SAFETY: `is_plain` admits ASCII bytes only, and ASCII is UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        None
+    }
+}
+
+/// Eight copies of a byte: `LOW * b` repeats `b` in each byte of a word.
+const LOW: u64 = 0x0101_0101_0101_0101;
+/// The top bit of each byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Whether each of the 8 bytes of `word` is printable ASCII (0x20..=0x7F) other than `"`
+/// and `\`. Each term's top bit is set in some byte exactly when some byte is of its kind.
+#[inline]
+const fn word_is_plain(word: u64) -> bool {
+    let control = word.wrapping_sub(LOW * 0x20) & !word;
+    let quote = word ^ (LOW * b'"' as u64);
+    let backslash = word ^ (LOW * b'\\' as u64);
+    let has_quote = quote.wrapping_sub(LOW) & !quote;
+    let has_backslash = backslash.wrapping_sub(LOW) & !backslash;
+    (word | control | has_quote | has_backslash) & HIGH == 0
+}
+
+/// Whether `byte` is printable ASCII other than `"` and `\`, as [`word_is_plain`] tests.
+#[inline]
+const fn byte_is_plain(byte: u8) -> bool {
+    // As a signed byte, everything from 0x80 up is negative: one compare rules out control
+    // characters and non-ASCII alike (a single vector compare per block).
+    i8::from_ne_bytes([byte]) >= 0x20 && byte != b'"' && byte != b'\\'
+}
+
+/// Whether every byte of `bytes` is printable ASCII other than `"` and `\`: such text is
+/// UTF-8 and its own JSON escape. Short strings (keys, names, most values) are tested as at
+/// most two overlapping words, longer ones 16 bytes at a time and the tail as the last 16.
+#[inline]
+fn is_plain(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    // A word that fails to load is reported as not plain (all top bits set).
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 8)
+            .and_then(|word| <[u8; 8]>::try_from(word).ok())
+            .map_or(u64::MAX, u64::from_le_bytes)
+    };
+    let half = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|half| <[u8; 4]>::try_from(half).ok())
+            .map_or(u32::MAX, u32::from_le_bytes)
+    };
+    let byte = |at: usize| u64::from(bytes.get(at).copied().unwrap_or(u8::MAX));
+    match len {
+        0 => true,
+        1..=3 => {
+            // First, middle and last byte cover all of 1 to 3; spaces fill the word.
+            let spaces = (LOW * u64::from(b' ')) << 24;
+            word_is_plain(byte(0) | byte(len / 2) << 8 | byte(len - 1) << 16 | spaces)
+        }
+        4..=7 => word_is_plain(u64::from(half(0)) | u64::from(half(len - 4)) << 32),
+        8..=15 => word_is_plain(word(0)) & word_is_plain(word(len - 8)),
+        _ => blocks_are_plain(bytes),
+    }
+}
+
+/// [`is_plain`] of at least 16 bytes.
+fn blocks_are_plain(bytes: &[u8]) -> bool {
+    // Whole blocks are tested without an early exit inside, which the compiler turns into a
+    // few vector compares per block; the last block overlaps the one before it.
+    const BLOCK: usize = 16;
+    let tail = bytes
+        .get(bytes.len().saturating_sub(BLOCK)..)
+        .unwrap_or_default();
+    for block in bytes.chunks_exact(BLOCK).chain(std::iter::once(tail)) {
+        let Ok(block) = <&[u8; BLOCK]>::try_from(block) else {
+            return false;
+        };
+        let mut dirty = 0_u8;
+        for &byte in block {
+            dirty |= u8::from(!byte_is_plain(byte));
+        }
+        if dirty != 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// [`write_escaped`] of a `text` whose first `clean` bytes need no escape.
+#[cold]
+fn write_escaped_from(out: &mut String, text: &str, clean: usize) {
+    // Copies runs that need no escape in one go. Every byte that ends a run is ASCII, so
+    // each run ends on a character boundary.
     let bytes = text.as_bytes();
     let mut run = 0;
-    let mut at = clean_prefix(bytes);
+    let mut at = clean;
     while let Some(&byte) = bytes.get(at) {
         let escape = match byte {
             b'"' => "\\\"",
@@ -49,27 +164,37 @@ fn write_escaped(out: &mut String, text: &str) {
     out.push_str(text.get(run..).unwrap_or_default());
 }
 
-/// How many leading bytes of `bytes` need no JSON escape, found 8 bytes at a time (the usual
-/// string needs none).
+/// Whether `byte` needs a JSON escape.
+#[inline]
+const fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// How many leading bytes of `bytes` need no JSON escape (the usual string needs none).
+#[inline]
 fn clean_prefix(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `word` is zero exactly when its lane holds the high bit after this test
-    // (the classic has-zero-byte trick, exact for the lowest flagged lane and above).
-    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    // Whole blocks are tested without an early exit, which the compiler turns into a few
+    // vector compares per block.
+    const BLOCK: usize = 16;
     let mut at = 0;
-    for chunk in bytes.chunks_exact(8) {
-        let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
-        // Control bytes (< 0x20) are those whose top three bits are clear.
-        let control = has_zero(word & 0xe0e0_e0e0_e0e0_e0e0);
-        let quote = has_zero(word ^ (ONES * u64::from(b'"')));
-        let backslash = has_zero(word ^ (ONES * u64::from(b'\\')));
-        if control | quote | backslash != 0 {
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        let block = <&[u8; BLOCK]>::try_from(block).unwrap_or(&[0; BLOCK]);
+        let mut dirty = 0_u8;
+        for &byte in block {
+            dirty |= u8::from(needs_escape(byte));
+        }
+        if dirty != 0 {
             break;
         }
-        at += 8;
+        at += BLOCK;
     }
-    at
+    at + bytes
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .position(|&byte| needs_escape(byte))
+        .unwrap_or(bytes.len() - at)
 }
 
 /// Appends the concatenation of `parts` as one JSON string literal (escaping is per
@@ -85,7 +210,7 @@ pub fn write_str_parts(out: &mut String, parts: &[&str]) {
 /// Appends the JSON string of the weak ETag of an entity written at `timestamp` (its ISO 8601
 /// form): `W/"datetime'<timestamp, ':' as %3A>'"`, as [`crate::table::ETag`] displays it,
 /// without formatting the timestamp a second time.
-pub fn write_etag(out: &mut String, timestamp: &str) {
+pub(super) fn write_etag(out: &mut String, timestamp: &str) {
     out.push_str("\"W/\\\"datetime'");
     for (index, part) in timestamp.split(':').enumerate() {
         if index > 0 {
@@ -94,16 +219,6 @@ pub fn write_etag(out: &mut String, timestamp: &str) {
         out.push_str(part);
     }
     out.push_str("'\\\"\"");
-}
-
-/// Appends `"key":` to an object being written, with the separating comma if needed.
-fn write_key(out: &mut String, first: &mut bool, key: &str) {
-    if !*first {
-        out.push(',');
-    }
-    *first = false;
-    write_str(out, key);
-    out.push(':');
 }
 
 /// The key-predicate form of an entity's address: `PartitionKey='a',RowKey='b'` with quotes
@@ -147,7 +262,7 @@ pub fn write_etag_text(out: &mut String, timestamp: DateTime) {
     out.push_str("'\"");
 }
 
-/// A Timestamp formatted on the stack: written twice per entity (`Timestamp`, `odata.etag`).
+/// A Timestamp formatted on the stack.
 struct Timestamp([u8; ISO8601_LEN]);
 
 impl Timestamp {
@@ -170,21 +285,7 @@ pub fn write_entity(
     links: &Links<'_>,
     in_feed: bool,
 ) {
-    let entity = &stored.entity;
-    let properties = entity
-        .properties()
-        .iter()
-        .map(|(name, value)| Ok((name.as_str(), ValueRef::from(value))));
-    // An owned entity's values are all valid, so the writer cannot fail on them.
-    let _ = write_object(
-        out,
-        (entity.partition_key().as_str(), entity.row_key().as_str()),
-        stored.timestamp(),
-        properties,
-        metadata,
-        links,
-        in_feed,
-    );
+    EntityWriter::new(metadata, links, in_feed, None).write_entity(out, stored);
 }
 
 /// Appends the stored row `row` as one JSON object at `metadata`, reading its values where
@@ -201,89 +302,182 @@ pub fn write_row(
     in_feed: bool,
     select: Option<&[&str]>,
 ) -> Result<(), CodecError> {
-    let properties = row
-        .properties
-        .frames()
-        .filter(|frame| match (frame, select) {
-            (Ok(frame), Some(names)) => names
-                .iter()
-                .any(|wanted| wanted.as_bytes() == frame.name_bytes()),
-            _ => true,
-        })
-        .map(|frame| {
-            let property = frame?.property()?;
-            Ok((property.name(), property.value_ref()?))
-        });
-    write_object(
-        out,
-        (row.partition_key, row.row_key),
-        row.timestamp,
-        properties,
-        metadata,
-        links,
-        in_feed,
-    )
+    EntityWriter::new(metadata, links, in_feed, select).write_row(out, row)
 }
 
-/// The writer behind [`write_entity`] and [`write_row`].
-fn write_object<'v>(
-    out: &mut String,
-    (partition_key, row_key): (&str, &str),
-    timestamp: DateTime,
-    properties: impl Iterator<Item = Result<(&'v str, ValueRef<'v>), CodecError>>,
+/// Writes entities one after another (a query's page) with what they share prepared once:
+/// metadata level, links, `$select`, and the Timestamp texts of the last entity, which the
+/// next one usually shares (a batch stamps all its rows alike).
+#[derive(Debug)]
+pub struct EntityWriter<'a> {
     metadata: Metadata,
-    links: &Links<'_>,
+    links: &'a Links<'a>,
     in_feed: bool,
-) -> Result<(), CodecError> {
-    let timestamp = Timestamp::new(timestamp);
-    let timestamp = timestamp.as_str();
-    let mut first = true;
-    out.push('{');
-    if metadata != Metadata::None {
-        if !in_feed {
-            write_key(out, &mut first, "odata.metadata");
-            write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
+    select: Option<&'a [&'a str]>,
+    stamp: StampText,
+}
+
+impl<'a> EntityWriter<'a> {
+    /// A writer at `metadata`; `in_feed` leaves out `odata.metadata`, `select` keeps only
+    /// those custom properties.
+    #[must_use]
+    pub fn new(
+        metadata: Metadata,
+        links: &'a Links<'a>,
+        in_feed: bool,
+        select: Option<&'a [&'a str]>,
+    ) -> Self {
+        Self {
+            metadata,
+            links,
+            in_feed,
+            select,
+            stamp: StampText::new(),
         }
+    }
+
+    /// Appends the stored row `row` as one JSON object, as [`write_row`] does.
+    ///
+    /// # Errors
+    /// A [`CodecError`] for corrupt property bytes; `out` then holds a partial object.
+    pub fn write_row(&mut self, out: &mut String, row: &RowRef<'_>) -> Result<(), CodecError> {
+        self.write_head(out, (row.partition_key, row.row_key), row.timestamp);
+        for frame in row.properties.frames() {
+            let frame = frame?;
+            if let Some(names) = self.select
+                && !names
+                    .iter()
+                    .any(|wanted| wanted.as_bytes() == frame.name_bytes())
+            {
+                continue;
+            }
+            // A stored name is a checked identifier, so nearly always plain ASCII that needs
+            // no escape; so are most strings, which are then copied as stored.
+            let plain_name = plain_text(frame.name_bytes());
+            if let Some(name) = plain_name
+                && frame.edm_type() == EdmType::String
+                && let Some(text) = plain_text(frame.value_bytes())
+            {
+                out.push_str(",\"");
+                out.push_str(name);
+                out.push_str("\":\"");
+                out.push_str(text);
+                out.push('"');
+                continue;
+            }
+            let name = match plain_name {
+                Some(name) => Name::Plain(name),
+                None => Name::Text(frame.property()?.name()),
+            };
+            write_property(out, self.metadata, name, &frame.value_ref()?)?;
+        }
+        out.push('}');
+        Ok(())
+    }
+
+    /// Appends `stored` as one JSON object, as [`write_entity`] does (no `select`).
+    pub fn write_entity(&mut self, out: &mut String, stored: &StoredEntity) {
+        let entity = &stored.entity;
+        self.write_head(
+            out,
+            (entity.partition_key().as_str(), entity.row_key().as_str()),
+            stored.timestamp(),
+        );
+        for (name, value) in entity.properties() {
+            // An owned entity's values are all valid, so the writer cannot fail on them.
+            let _ = write_property(
+                out,
+                self.metadata,
+                Name::Text(name.as_str()),
+                &ValueRef::from(value),
+            );
+        }
+        out.push('}');
+    }
+
+    /// Opens the object and writes what precedes the custom properties: metadata, keys and
+    /// Timestamp.
+    fn write_head(
+        &mut self,
+        out: &mut String,
+        (partition_key, row_key): (&str, &str),
+        timestamp: DateTime,
+    ) {
+        let (metadata, links) = (self.metadata, self.links);
+        self.stamp.set(timestamp);
+        out.push('{');
+        match metadata {
+            Metadata::None => out.push_str("\"PartitionKey\":"),
+            Metadata::Minimal | Metadata::Full => {
+                if !self.in_feed {
+                    out.push_str("\"odata.metadata\":");
+                    write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
+                    out.push(',');
+                }
+                if metadata == Metadata::Full {
+                    let address =
+                        format!("{}({})", links.table, key_predicate(partition_key, row_key));
+                    out.push_str("\"odata.type\":");
+                    write_str_parts(out, &[links.account, ".", links.table]);
+                    out.push_str(",\"odata.id\":");
+                    write_str_parts(out, &[links.base, "/", &address]);
+                    out.push_str(",\"odata.etag\":");
+                    out.push_str(self.stamp.etag_json());
+                    out.push_str(",\"odata.editLink\":");
+                    write_str(out, &address);
+                } else {
+                    out.push_str("\"odata.etag\":");
+                    out.push_str(self.stamp.etag_json());
+                }
+                out.push_str(",\"PartitionKey\":");
+            }
+        }
+        write_str(out, partition_key);
+        out.push_str(",\"RowKey\":");
+        write_str(out, row_key);
         if metadata == Metadata::Full {
-            let address = format!("{}({})", links.table, key_predicate(partition_key, row_key));
-            write_key(out, &mut first, "odata.type");
-            write_str_parts(out, &[links.account, ".", links.table]);
-            write_key(out, &mut first, "odata.id");
-            write_str_parts(out, &[links.base, "/", &address]);
-            write_key(out, &mut first, "odata.etag");
-            write_etag(out, timestamp);
-            write_key(out, &mut first, "odata.editLink");
-            write_str(out, &address);
-        } else {
-            write_key(out, &mut first, "odata.etag");
-            write_etag(out, timestamp);
+            out.push_str(",\"Timestamp@odata.type\":\"Edm.DateTime\"");
+        }
+        out.push_str(",\"Timestamp\":\"");
+        out.push_str(self.stamp.text());
+        out.push('"');
+    }
+}
+
+/// A property name to write: known plain (see [`is_plain`]) or any text, escaped as needed.
+#[derive(Clone, Copy)]
+enum Name<'a> {
+    Plain(&'a str),
+    Text(&'a str),
+}
+
+impl Name<'_> {
+    fn write(self, out: &mut String) {
+        match self {
+            Self::Plain(name) => out.push_str(name),
+            Self::Text(name) => write_escaped(out, name),
         }
     }
-    write_key(out, &mut first, "PartitionKey");
-    write_str(out, partition_key);
-    write_key(out, &mut first, "RowKey");
-    write_str(out, row_key);
-    if metadata == Metadata::Full {
-        write_key(out, &mut first, "Timestamp@odata.type");
-        write_str(out, EdmType::DateTime.name());
+}
+
+/// Appends `,"name":value` at `metadata`, preceded by the type annotation the value needs.
+fn write_property(
+    out: &mut String,
+    metadata: Metadata,
+    name: Name<'_>,
+    value: &ValueRef<'_>,
+) -> Result<(), CodecError> {
+    if metadata != Metadata::None && needs_annotation(value, metadata) {
+        out.push_str(",\"");
+        name.write(out);
+        out.push_str(TYPE_ANNOTATION_SUFFIX);
+        out.push_str("\":");
+        write_str(out, value.edm_type().name());
     }
-    write_key(out, &mut first, "Timestamp");
-    write_str(out, timestamp);
-    for property in properties {
-        let (name, value) = property?;
-        if metadata != Metadata::None && needs_annotation(&value, metadata) {
-            out.push(',');
-            out.push('"');
-            write_escaped(out, name);
-            out.push_str(TYPE_ANNOTATION_SUFFIX);
-            out.push_str("\":");
-            write_str(out, value.edm_type().name());
-        }
-        write_key(out, &mut first, name);
-        write_value(out, &value)?;
-    }
-    out.push('}');
-    Ok(())
+    out.push_str(",\"");
+    name.write(out);
+    out.push_str("\":");
+    write_value(out, value)
 }
 
 /// Appends `value` in decimal, without the general formatter.
@@ -304,7 +498,10 @@ fn write_int(out: &mut String, value: i64) {
     if value < 0 {
         out.push('-');
     }
-    out.push_str(std::str::from_utf8(digits.get(at..).unwrap_or_default()).unwrap_or_default());
+    let digits = digits.get(at..).unwrap_or_default();
+    // SAFETY: every byte is an ASCII digit, written above, and ASCII is UTF-8 (a checked
+    // conversion costs more than formatting a small number).
+    out.push_str(unsafe { std::str::from_utf8_unchecked(digits) });
 }
 
 /// Whether `value` carries a type annotation at `metadata`: JSON infers String, Boolean,
@@ -342,135 +539,4 @@ fn write_value(out: &mut String, value: &ValueRef<'_>) -> Result<(), CodecError>
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::{key_predicate, write_entity, write_etag_text, write_row};
-    use crate::Account;
-    use crate::model::{DateTime, Entity, Guid, PartitionKey, PropertyName, RowKey, Value};
-    use crate::server::json::{Links, Metadata};
-    use crate::table::ETag;
-
-    #[test]
-    fn row_writer_writes_the_bytes_of_the_entity_writer() {
-        let dir = tempfile::tempdir().unwrap();
-        let account = Account::open(dir.path().join("db")).unwrap();
-        account.create_table("Items").unwrap();
-        let table = account.table("Items").unwrap();
-        let mut entity = Entity::new(
-            PartitionKey::new("p\"1").unwrap(),
-            RowKey::new("r \u{e9}'").unwrap(),
-        );
-        let values = [
-            ("A", Value::Int32(-7)),
-            ("B", Value::Int64(1 << 40)),
-            ("C", Value::Double(2.5)),
-            ("D", Value::Double(f64::NAN)),
-            ("E", Value::Boolean(true)),
-            ("F", Value::string("line\n\"q\"").unwrap()),
-            ("G", Value::binary([0_u8, 255, 7]).unwrap()),
-            ("H", Value::Guid(Guid([9; 16]))),
-            (
-                "I",
-                Value::DateTime(DateTime::from_ticks(630_000_000_000_000_001).unwrap()),
-            ),
-        ];
-        for (name, value) in values {
-            entity.set(PropertyName::new(name).unwrap(), value).unwrap();
-        }
-        table.insert(&entity).unwrap();
-        let links = Links {
-            base: "http://h\"x/acct",
-            account: "acct",
-            table: "Items",
-        };
-        let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
-        for select in [None, Some(&["B", "H", "Z"][..])] {
-            let stored = table.get(pk, rk, select).unwrap();
-            for metadata in [Metadata::None, Metadata::Minimal, Metadata::Full] {
-                for in_feed in [false, true] {
-                    let mut expected = String::new();
-                    write_entity(&mut expected, &stored, metadata, &links, in_feed);
-                    let mut ours = String::new();
-                    table
-                        .get_row(pk, rk, |row| {
-                            write_row(&mut ours, row, metadata, &links, in_feed, select)
-                        })
-                        .unwrap()
-                        .unwrap();
-                    assert_eq!(ours, expected);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn etag_text_matches_the_etag_display() {
-        for ticks in [630_000_000_000_000_000, 638_000_000_000_000_123] {
-            let timestamp = DateTime::from_ticks(ticks).unwrap();
-            let mut ours = String::new();
-            write_etag_text(&mut ours, timestamp);
-            assert_eq!(ours, ETag::from_timestamp(timestamp).to_string());
-        }
-    }
-
-    #[test]
-    fn timestamps_are_written_as_the_model_displays_them() {
-        let samples = [
-            0,
-            1,
-            630_000_000_000_000_000,
-            638_000_000_000_000_123,
-            3_155_378_975_999_999_999,
-            DateTime::now().ticks(),
-        ];
-        let stepped = (0..2000_i64).map(|i| i * 1_577_000_000_000_003);
-        for ticks in samples.into_iter().chain(stepped) {
-            let Ok(instant) = DateTime::from_ticks(ticks) else {
-                continue;
-            };
-            assert_eq!(super::Timestamp::new(instant).as_str(), instant.to_string());
-        }
-    }
-
-    #[test]
-    fn ints_and_escapes_match_the_general_formatters() {
-        for value in [
-            0,
-            7,
-            -7,
-            10,
-            -10,
-            123_456,
-            i64::from(i32::MIN),
-            i64::from(i32::MAX),
-        ] {
-            let mut ours = String::new();
-            super::write_int(&mut ours, value);
-            assert_eq!(ours, value.to_string());
-        }
-        let samples = [
-            "",
-            "plain text of more than eight bytes",
-            "0123456\"89",
-            "01234567\\9abcdef",
-            "\u{1f}bcdefghij",
-            "abcdefghi\n",
-            "h\u{e9}llo w\u{f6}rld \u{1F600}!",
-            "\u{7f}\u{80}~ !#",
-        ];
-        for text in samples {
-            let mut ours = String::new();
-            super::write_str(&mut ours, text);
-            assert_eq!(ours, serde_json::to_string(text).unwrap(), "{text:?}");
-        }
-    }
-
-    #[test]
-    fn key_predicate_doubles_quotes_and_percent_encodes() {
-        assert_eq!(
-            key_predicate("p'1", "a b/c"),
-            "PartitionKey='p''1',RowKey='a%20b%2Fc'"
-        );
-    }
-}
+mod tests;
