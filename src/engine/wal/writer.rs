@@ -80,18 +80,7 @@ impl WalWriter {
             return Ok(false);
         }
         self.prepare(storage)?;
-        if !self.fits(frames.len()) {
-            self.seal(storage)?;
-            return Ok(false);
-        }
-        storage
-            .write_all_at(frames, self.segment.extent.offset + self.pos)
-            .map_err(|source| Error::Io {
-                op: "write WAL records",
-                source,
-            })?;
-        self.pos += frames.len() as u64;
-        Ok(true)
+        self.write_tail(storage, frames, false)
     }
 
     /// As [`WalWriter::append`], then makes everything appended to the segment durable. When
@@ -109,18 +98,34 @@ impl WalWriter {
             }
             return Ok(fitted);
         }
+        self.write_tail(storage, frames, true)
+    }
+
+    /// Writes `frames` at the tail (`durable`: with a per-write sync, so they alone become
+    /// durable), or seals the segment and returns `Ok(false)` when they do not fit.
+    fn write_tail(&mut self, storage: &dyn Storage, frames: &[u8], durable: bool) -> Result<bool> {
         if !self.fits(frames.len()) {
             self.seal(storage)?;
             return Ok(false);
         }
-        storage
-            .write_all_at_durable(frames, self.segment.extent.offset + self.pos)
-            .map_err(|source| Error::Io {
-                op: "write and sync WAL records",
-                source,
-            })?;
+        let at = self.segment.extent.offset + self.pos;
+        let written = if durable {
+            storage.write_all_at_durable(frames, at)
+        } else {
+            storage.write_all_at(frames, at)
+        };
+        written.map_err(|source| Error::Io {
+            op: if durable {
+                "write and sync WAL records"
+            } else {
+                "write WAL records"
+            },
+            source,
+        })?;
         self.pos += frames.len() as u64;
-        self.mark_synced();
+        if durable {
+            self.mark_synced();
+        }
         Ok(true)
     }
 
