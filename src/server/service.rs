@@ -1,12 +1,14 @@
 //! The HTTP service: one request in, one response out. Parses and authenticates on the
 //! async side, reads the body under its cap and deadline, then runs the operation on a
-//! blocking worker (the table layer does synchronous, possibly syncing, I/O).
+//! blocking worker (the table layer does synchronous, possibly syncing, I/O) — or, for a
+//! point read or a single-entity request that no other request is waiting on, where it was
+//! parsed.
 
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -48,6 +50,17 @@ pub struct State {
     seed: u64,
     /// Requests seen so far.
     requests: AtomicU64,
+    /// Requests between their first byte of headers parsed and their response built.
+    in_flight: AtomicUsize,
+}
+
+/// One request counted in [`State::in_flight`] until dropped.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl State {
@@ -60,7 +73,19 @@ impl State {
             key,
             seed: RandomState::new().hash_one(std::process::id()),
             requests: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
         }
+    }
+
+    /// Counts a request in flight until the guard is dropped.
+    fn enter(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+
+    /// Whether the calling request is the only one in flight.
+    fn alone(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) == 1
     }
 
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
@@ -92,10 +117,12 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> std::result::Result<Response<Full<Bytes>>, Infallible> {
     let request_id = state.next_request_id();
+    let in_flight = state.enter();
     let reply = match process(&state, request, &request_id).await {
         Ok(reply) => reply,
         Err(error) => Reply::error(&error, &request_id),
     };
+    drop(in_flight);
     Ok(into_response(reply, &request_id))
 }
 
@@ -156,10 +183,15 @@ async fn process(
     base.push('/');
     base.push_str(&state.name);
     let headers = parts.headers;
-    if is_point_read(&method, &target) {
+    if is_point_read(&method, &target) || (is_single_entity(&method, &target) && alone(state).await)
+    {
         // A point read is served where it was parsed: one engine get of a row that is
         // almost always in the block or page cache costs less than handing the request to
-        // a worker and back (two thread wake-ups).
+        // a worker and back (two thread wake-ups). So is a single-entity write that no other
+        // request is waiting on: its sync blocks this thread, but nothing else was queued for
+        // it, and the hand-off cost two wake-ups per write. Requests that arrive meanwhile
+        // wait at most that one write; writes that find each other go to the pool, where
+        // concurrent writers share one group commit.
         let ctx = Context {
             state,
             method: &method,
@@ -196,6 +228,28 @@ async fn process(
 /// Whether a request is a plain point read (`GET` of one entity), served without a worker.
 fn is_point_read(method: &str, target: &route::Target) -> bool {
     method == "GET" && matches!(target.resource, Resource::Entity { .. })
+}
+
+/// Whether the calling request is still the only one in flight once every connection with
+/// bytes already waiting has been read: yielding lets the runtime poll its sockets, so
+/// requests that arrived while this one was parsed (or while the previous one synced) are
+/// counted before it decides to block the thread.
+async fn alone(state: &State) -> bool {
+    if !state.alone() {
+        return false;
+    }
+    tokio::task::yield_now().await;
+    state.alone()
+}
+
+/// Whether a request names one entity (read, insert, update, merge, delete): bounded work,
+/// at most one engine write.
+fn is_single_entity(method: &str, target: &route::Target) -> bool {
+    match target.resource {
+        Resource::Entity { .. } => true,
+        Resource::Entities(_) => method == "POST" && target.param("comp").is_none(),
+        _ => false,
+    }
 }
 
 /// Reads a body of at most `limit` bytes within [`BODY_READ_TIMEOUT`]; a declared length
