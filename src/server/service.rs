@@ -34,6 +34,10 @@ use crate::table::Account;
 /// Length of a request id (`8-4-4-4-12` hex digits).
 const REQUEST_ID_LEN: usize = 36;
 
+/// Headers every response carries (request id, version, data service version, nosniff,
+/// cache control; `Date` is hyper's).
+const FIXED_HEADERS: usize = 6;
+
 /// Host used in OData links when a request has no `Host` header.
 const DEFAULT_HOST: &str = "127.0.0.1";
 
@@ -91,23 +95,28 @@ impl State {
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
     /// as `8-4-4-4-12` lower-case hex digits.
     fn next_request_id(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
         let low = n ^ self.seed.rotate_left(17);
-        let mut id = String::with_capacity(REQUEST_ID_LEN);
-        // Written digit by digit: `format!` with five padded fields cost more than the rest
-        // of building a response's headers.
-        for (index, nibble) in (0..16)
+        let mut id = [b'-'; REQUEST_ID_LEN];
+        // Written digit by digit into a fixed buffer: `format!` with five padded fields cost
+        // more than the rest of building a response's headers.
+        let digits = id
+            .iter_mut()
+            .enumerate()
+            .filter(|(at, _)| !matches!(at, 8 | 13 | 18 | 23))
+            .map(|(_, slot)| slot);
+        let nibbles = (0..16)
             .rev()
             .map(|at| (self.seed >> (at * 4)) & 0xf)
-            .chain((0..16).rev().map(|at| (low >> (at * 4)) & 0xf))
-            .enumerate()
-        {
-            if matches!(index, 8 | 12 | 16 | 20) {
-                id.push('-');
-            }
-            id.push(char::from_digit(u32::try_from(nibble).unwrap_or(0), 16).unwrap_or('0'));
+            .chain((0..16).rev().map(|at| (low >> (at * 4)) & 0xf));
+        for (slot, nibble) in digits.zip(nibbles) {
+            #[expect(clippy::cast_possible_truncation, reason = "a nibble, below 16")]
+            let digit = HEX.get(nibble as usize).copied().unwrap_or(b'0');
+            *slot = digit;
         }
-        id
+        // Only ASCII digits and dashes were written.
+        String::from_utf8(id.to_vec()).unwrap_or_default()
     }
 }
 
@@ -292,6 +301,8 @@ fn into_response(reply: Reply, request_id: &str) -> Response<Full<Bytes>> {
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
+    // Room for the fixed headers and the reply's own at once, instead of growing the map.
+    let _ = headers.try_reserve(FIXED_HEADERS + reply.headers.len());
     // The fixed headers are built without parsing or copying: they are sent on every response.
     if let Ok(value) = HeaderValue::from_str(request_id) {
         headers.append(HeaderName::from_static("x-ms-request-id"), value);
@@ -321,4 +332,47 @@ fn into_response(reply: Reply, request_id: &str) -> Response<Full<Bytes>> {
         }
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn state() -> State {
+        let dir = tempfile::tempdir().unwrap();
+        let account = Account::open(dir.path().join("db.strata")).unwrap();
+        State::new(account, "acct".to_owned(), vec![1; 32])
+    }
+
+    #[test]
+    fn request_ids_are_distinct_lower_case_guids() {
+        let state = state();
+        let first = state.next_request_id();
+        let second = state.next_request_id();
+        assert_ne!(first, second);
+        for id in [first, second] {
+            assert_eq!(id.len(), REQUEST_ID_LEN);
+            for (at, c) in id.chars().enumerate() {
+                if matches!(at, 8 | 13 | 18 | 23) {
+                    assert_eq!(c, '-', "{id}");
+                } else {
+                    assert!(c.is_ascii_hexdigit() && !c.is_ascii_uppercase(), "{id}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_is_alone_only_while_no_other_is_in_flight() {
+        let state = state();
+        let first = state.enter();
+        assert!(state.alone());
+        let second = state.enter();
+        assert!(!state.alone());
+        drop(first);
+        assert!(state.alone());
+        drop(second);
+        assert_eq!(state.in_flight.load(Ordering::Relaxed), 0);
+    }
 }
