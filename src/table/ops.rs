@@ -101,11 +101,12 @@ pub(crate) fn apply(
         _ => None,
     };
     value.clear();
-    // Sized up front (the timestamp is always stored, hence `TICKS_LEN` for an entity without
-    // one): growing the buffer while encoding cost more than counting.
+    // Room up front from the entity's size, known without a pass over its properties (above
+    // the encoded length unless names are mostly non-ASCII, when the buffer still grows):
+    // growing it while encoding cost more than the reservation.
     match merge_base {
         None => {
-            value.reserve(property::encoded_len(entity) + TICKS_LEN);
+            value.reserve(entity.size() + TICKS_LEN);
             row::encode_into(entity, timestamp, value);
         }
         Some(stored) => {
@@ -116,7 +117,7 @@ pub(crate) fn apply(
                     .set(name.clone(), new_value.clone())
                     .map_err(|error| TableError::from_model(error, pk.as_str(), rk.as_str()))?;
             }
-            value.reserve(property::encoded_len(&merged) + TICKS_LEN);
+            value.reserve(merged.size() + TICKS_LEN);
             row::encode_into(&merged, timestamp, value);
         }
     }
