@@ -50,7 +50,7 @@ pub struct State {
     seed: u64,
     /// Requests seen so far.
     requests: AtomicU64,
-    /// Requests between their first byte of headers parsed and their response built.
+    /// Requests whose headers are parsed and whose response is not yet built.
     in_flight: AtomicUsize,
 }
 
