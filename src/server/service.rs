@@ -1,12 +1,14 @@
 //! The HTTP service: one request in, one response out. Parses and authenticates on the
 //! async side, reads the body under its cap and deadline, then runs the operation on a
-//! blocking worker (the table layer does synchronous, possibly syncing, I/O).
+//! blocking worker (the table layer does synchronous, possibly syncing, I/O) — or, for a
+//! point read or a single-entity request that no other request is waiting on, where it was
+//! parsed.
 
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -48,6 +50,17 @@ pub struct State {
     seed: u64,
     /// Requests seen so far.
     requests: AtomicU64,
+    /// Requests whose headers are parsed and whose response is not yet built.
+    in_flight: AtomicUsize,
+}
+
+/// One request counted in [`State::in_flight`] until dropped.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl State {
@@ -60,29 +73,46 @@ impl State {
             key,
             seed: RandomState::new().hash_one(std::process::id()),
             requests: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
         }
+    }
+
+    /// Counts a request in flight until the guard is dropped.
+    fn enter(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+
+    /// Whether the calling request is the only one in flight.
+    fn alone(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) == 1
     }
 
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
     /// as `8-4-4-4-12` lower-case hex digits.
     fn next_request_id(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
         let low = n ^ self.seed.rotate_left(17);
-        let mut id = String::with_capacity(REQUEST_ID_LEN);
-        // Written digit by digit: `format!` with five padded fields cost more than the rest
-        // of building a response's headers.
-        for (index, nibble) in (0..16)
+        let mut id = [b'-'; REQUEST_ID_LEN];
+        // Written digit by digit into a fixed buffer: `format!` with five padded fields cost
+        // more than the rest of building a response's headers.
+        let digits = id
+            .iter_mut()
+            .enumerate()
+            .filter(|(at, _)| !matches!(at, 8 | 13 | 18 | 23))
+            .map(|(_, slot)| slot);
+        let nibbles = (0..16)
             .rev()
             .map(|at| (self.seed >> (at * 4)) & 0xf)
-            .chain((0..16).rev().map(|at| (low >> (at * 4)) & 0xf))
-            .enumerate()
-        {
-            if matches!(index, 8 | 12 | 16 | 20) {
-                id.push('-');
-            }
-            id.push(char::from_digit(u32::try_from(nibble).unwrap_or(0), 16).unwrap_or('0'));
+            .chain((0..16).rev().map(|at| (low >> (at * 4)) & 0xf));
+        for (slot, nibble) in digits.zip(nibbles) {
+            #[expect(clippy::cast_possible_truncation, reason = "a nibble, below 16")]
+            let digit = HEX.get(nibble as usize).copied().unwrap_or(b'0');
+            *slot = digit;
         }
-        id
+        // Only ASCII digits and dashes were written.
+        String::from_utf8(id.to_vec()).unwrap_or_default()
     }
 }
 
@@ -92,10 +122,12 @@ pub async fn handle(
     request: Request<Incoming>,
 ) -> std::result::Result<Response<Full<Bytes>>, Infallible> {
     let request_id = state.next_request_id();
+    let in_flight = state.enter();
     let reply = match process(&state, request, &request_id).await {
         Ok(reply) => reply,
         Err(error) => Reply::error(&error, &request_id),
     };
+    drop(in_flight);
     Ok(into_response(reply, &request_id))
 }
 
@@ -156,10 +188,15 @@ async fn process(
     base.push('/');
     base.push_str(&state.name);
     let headers = parts.headers;
-    if is_point_read(&method, &target) {
+    if is_point_read(&method, &target) || (is_single_entity(&method, &target) && alone(state).await)
+    {
         // A point read is served where it was parsed: one engine get of a row that is
         // almost always in the block or page cache costs less than handing the request to
-        // a worker and back (two thread wake-ups).
+        // a worker and back (two thread wake-ups). So is a single-entity write that no other
+        // request is waiting on: its sync blocks this thread, but nothing else was queued for
+        // it, and the hand-off cost two wake-ups per write. Requests that arrive meanwhile
+        // wait at most that one write; writes that find each other go to the pool, where
+        // concurrent writers share one group commit.
         let ctx = Context {
             state,
             method: &method,
@@ -196,6 +233,28 @@ async fn process(
 /// Whether a request is a plain point read (`GET` of one entity), served without a worker.
 fn is_point_read(method: &str, target: &route::Target) -> bool {
     method == "GET" && matches!(target.resource, Resource::Entity { .. })
+}
+
+/// Whether the calling request is still the only one in flight once every connection with
+/// bytes already waiting has been read: yielding lets the runtime poll its sockets, so
+/// requests that arrived while this one was parsed (or while the previous one synced) are
+/// counted before it decides to block the thread.
+async fn alone(state: &State) -> bool {
+    if !state.alone() {
+        return false;
+    }
+    tokio::task::yield_now().await;
+    state.alone()
+}
+
+/// Whether a request names one entity (read, insert, update, merge, delete): bounded work,
+/// at most one engine write.
+fn is_single_entity(method: &str, target: &route::Target) -> bool {
+    match target.resource {
+        Resource::Entity { .. } => true,
+        Resource::Entities(_) => method == "POST" && target.param("comp").is_none(),
+        _ => false,
+    }
 }
 
 /// Reads a body of at most `limit` bytes within [`BODY_READ_TIMEOUT`]; a declared length
@@ -267,4 +326,47 @@ fn into_response(reply: Reply, request_id: &str) -> Response<Full<Bytes>> {
         }
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn state() -> State {
+        let dir = tempfile::tempdir().unwrap();
+        let account = Account::open(dir.path().join("db.strata")).unwrap();
+        State::new(account, "acct".to_owned(), vec![1; 32])
+    }
+
+    #[test]
+    fn request_ids_are_distinct_lower_case_guids() {
+        let state = state();
+        let first = state.next_request_id();
+        let second = state.next_request_id();
+        assert_ne!(first, second);
+        for id in [first, second] {
+            assert_eq!(id.len(), REQUEST_ID_LEN);
+            for (at, c) in id.chars().enumerate() {
+                if matches!(at, 8 | 13 | 18 | 23) {
+                    assert_eq!(c, '-', "{id}");
+                } else {
+                    assert!(c.is_ascii_hexdigit() && !c.is_ascii_uppercase(), "{id}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_is_alone_only_while_no_other_is_in_flight() {
+        let state = state();
+        let first = state.enter();
+        assert!(state.alone());
+        let second = state.enter();
+        assert!(!state.alone());
+        drop(first);
+        assert!(state.alone());
+        drop(second);
+        assert_eq!(state.in_flight.load(Ordering::Relaxed), 0);
+    }
 }

@@ -210,6 +210,9 @@ impl Table {
         let mut engine_key = Vec::new();
         // One buffer for every new stored value: the engine batch copies each anyway.
         let mut value = Vec::new();
+        // One buffer for every stored row read, this thread's own: reads copy into memory
+        // that is already there.
+        let mut current = GET_BUFFER.take();
         let all_absent = ops.len() >= EXISTENCE_PROBE_MIN_OPERATIONS
             && span_is_empty(&inner.engine, state.id, ops)?;
         for (index, op) in ops.iter().enumerate() {
@@ -220,17 +223,15 @@ impl Table {
                 op.entity.row_key(),
                 &mut engine_key,
             );
-            let current = if op.kind.reads_current() && !all_absent {
-                inner.engine.get(&engine_key)?
-            } else {
-                None
-            };
+            let found = op.kind.reads_current()
+                && !all_absent
+                && inner.engine.get_into(&engine_key, &mut current)?;
             let outcome = ops::apply(
                 state.name.as_str(),
                 state.id,
                 &engine_key,
                 op,
-                current.as_deref(),
+                found.then_some(current.as_slice()),
                 timestamp,
                 &mut value,
             )
@@ -254,6 +255,9 @@ impl Table {
                     etags.push(None);
                 }
             }
+        }
+        if current.capacity() <= MAX_REUSED_GET_BUFFER {
+            GET_BUFFER.replace(current);
         }
         inner.engine.write(&batch, inner.options.durability)?;
         Ok(etags)

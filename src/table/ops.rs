@@ -4,6 +4,7 @@
 use super::error::{Result, TableError};
 use super::etag::{ETag, IfMatch};
 use super::row;
+use crate::codec::format::TICKS_LEN;
 use crate::codec::property;
 use crate::model::{DateTime, Entity, PartitionKey, RowKey};
 
@@ -100,8 +101,14 @@ pub(crate) fn apply(
         _ => None,
     };
     value.clear();
+    // Room up front from the entity's size, known without a pass over its properties (above
+    // the encoded length unless names are mostly non-ASCII, when the buffer still grows):
+    // growing it while encoding cost more than the reservation.
     match merge_base {
-        None => row::encode_into(entity, timestamp, value),
+        None => {
+            value.reserve(entity.size() + TICKS_LEN);
+            row::encode_into(entity, timestamp, value);
+        }
         Some(stored) => {
             let mut merged = property::decode_stored(pk.clone(), rk.clone(), stored)
                 .map_err(|source| row::corrupt(table_id, engine_key, source))?;
@@ -110,6 +117,7 @@ pub(crate) fn apply(
                     .set(name.clone(), new_value.clone())
                     .map_err(|error| TableError::from_model(error, pk.as_str(), rk.as_str()))?;
             }
+            value.reserve(merged.size() + TICKS_LEN);
             row::encode_into(&merged, timestamp, value);
         }
     }

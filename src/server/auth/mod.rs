@@ -3,6 +3,7 @@
 pub mod sas;
 pub mod shared_key;
 
+use std::cell::RefCell;
 use std::time::SystemTime;
 
 use hyper::HeaderMap;
@@ -97,6 +98,36 @@ pub fn authenticate<'q>(
     })
 }
 
+thread_local! {
+    /// The last request date parsed on this thread: clients sign with a date of one-second
+    /// resolution, so consecutive requests almost always carry the same text.
+    static LAST_DATE: RefCell<Option<(String, SystemTime)>> = const { RefCell::new(None) };
+}
+
+/// `text` parsed as an HTTP date, from the per-thread cache when it is the last one seen.
+fn parse_date_cached(text: &str) -> Option<SystemTime> {
+    LAST_DATE.with(|cell| {
+        let Ok(mut last) = cell.try_borrow_mut() else {
+            return httpdate::parse_http_date(text).ok();
+        };
+        if let Some((cached, time)) = last.as_ref()
+            && cached == text
+        {
+            return Some(*time);
+        }
+        let time = httpdate::parse_http_date(text).ok()?;
+        match last.as_mut() {
+            Some((cached, cached_time)) => {
+                cached.clear();
+                cached.push_str(text);
+                *cached_time = time;
+            }
+            None => *last = Some((text.to_owned(), time)),
+        }
+        Some(time)
+    })
+}
+
 /// Checks that the signed date (`x-ms-date`, else `Date`) is within the clock-skew window.
 fn check_date(headers: &HeaderMap) -> Result<()> {
     let fail = |reason: &str| ServerError::AuthenticationFailed {
@@ -108,8 +139,8 @@ fn check_date(headers: &HeaderMap) -> Result<()> {
         .ok_or_else(|| fail("the request has no x-ms-date or Date header"))?
         .to_str()
         .map_err(|_| fail("the request date is not ASCII"))?;
-    let date = httpdate::parse_http_date(date)
-        .map_err(|_| fail("the request date is not an RFC 1123 date"))?;
+    let date =
+        parse_date_cached(date).ok_or_else(|| fail("the request date is not an RFC 1123 date"))?;
     let now = SystemTime::now();
     let skew = now
         .duration_since(date)
@@ -119,4 +150,27 @@ fn check_date(headers: &HeaderMap) -> Result<()> {
         return Err(fail("the request date is outside the allowed clock skew"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn cached_date_parse_matches_a_fresh_parse_for_repeated_and_new_dates() {
+        for text in [
+            "Mon, 01 Jan 2024 00:00:00 GMT",
+            "Mon, 01 Jan 2024 00:00:00 GMT",
+            "Mon, 01 Jan 2024 00:00:01 GMT",
+            "not a date",
+            "Mon, 01 Jan 2024 00:00:01 GMT",
+        ] {
+            assert_eq!(
+                parse_date_cached(text),
+                httpdate::parse_http_date(text).ok(),
+                "{text}"
+            );
+        }
+    }
 }
