@@ -12,7 +12,9 @@ use std::fmt::Write as _;
 use super::auth::Access;
 use super::error::{Result, ServerError};
 use super::handlers::{Context, parse_if_match, prefer_content};
-use super::json::{Links, parse_entity, write_entity, write_etag_text, write_key_predicate};
+use super::json::{
+    EntityWriter, Links, parse_entity, write_entity, write_etag_text, write_key_predicate,
+};
 use super::reply::{Reply, error_body};
 use super::route::{self, Resource};
 use crate::model::{DateTime, PartitionKey, RowKey};
@@ -133,18 +135,17 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     let mut last_target: Option<(&str, Option<&str>, OperationTarget)> = None;
     for (index, op) in operations.iter().enumerate() {
         let mut step = || -> Result<()> {
-            let (table, url_keys) = match &last_target {
-                Some((path, query, target)) if *path == op.path && *query == op.query => {
-                    target.clone()
-                }
-                _ => {
-                    let target = target_of(op)?;
-                    last_target = Some((op.path, op.query, target.clone()));
-                    target
-                }
+            if !last_target
+                .as_ref()
+                .is_some_and(|(path, query, _)| *path == op.path && *query == op.query)
+            {
+                last_target = Some((op.path, op.query, target_of(op)?));
+            }
+            let Some((_, _, (table, url_keys))) = &last_target else {
+                return Err(ServerError::invalid("the batch operation names no table"));
             };
             match &table_name {
-                Some(first) if !first.eq_ignore_ascii_case(&table) => {
+                Some(first) if !first.eq_ignore_ascii_case(table) => {
                     return Err(ServerError::invalid(format!(
                         "all operations of a batch must target one table; {table:?} is not {first:?}"
                     )));
@@ -178,10 +179,10 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
             };
             let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
             ctx.principal
-                .authorize(access, Some(&table), Some((pk, rk)))?;
+                .authorize(access, Some(table), Some((pk, rk)))?;
             let batch = match &mut batch {
                 Some(batch) => batch,
-                None => batch.insert(ctx.state.account.table(&table)?.batch(pk)?),
+                None => batch.insert(ctx.state.account.table(table)?.batch(pk)?),
             };
             if entity.partition_key() != batch.partition_key() {
                 return Err(TableError::CommandsInBatchActOnDifferentPartitions {
@@ -211,19 +212,21 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     // The batch hands its entities back: an insert answers with its entity.
     let written = batch.submit_returning()?;
     let mut out = open_response(ctx, true, prepared.len());
-    // Every operation of a batch is written at one Timestamp: its ETag is formatted once.
-    let mut etag_texts = EtagTexts::default();
+    let links = Links {
+        base: ctx.base,
+        account: &ctx.target.account,
+        table: &table,
+    };
+    let mut parts = SuccessParts {
+        ctx,
+        table: &table,
+        // Every operation of a batch is written at one Timestamp: one writer formats its
+        // texts (the entities' Timestamp and `odata.etag`, the ETag header) once.
+        writer: EntityWriter::new(ctx.metadata, &links, false, None),
+        etag_texts: EtagTexts::default(),
+    };
     for ((op, insert), (entity, etag)) in prepared.into_iter().zip(written) {
-        write_success_part(
-            &mut out,
-            ctx,
-            &table,
-            entity,
-            op,
-            insert,
-            etag,
-            &mut etag_texts,
-        );
+        parts.write(&mut out, entity, op, insert, etag);
     }
     Ok(close_response(ctx, true, out))
 }
@@ -253,82 +256,98 @@ impl EtagTexts {
 /// Room for one ETag header value.
 const ETAG_TEXT_GUESS_BYTES: usize = 48;
 
-/// Writes the response part of a successful operation.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one part's inputs plus the batch-wide ETag cache"
-)]
-fn write_success_part(
-    out: &mut String,
-    ctx: &Context<'_>,
-    table: &str,
-    mut entity: crate::model::Entity,
-    op: &BatchOperation<'_>,
-    insert: bool,
-    etag: Option<ETag>,
-    etag_texts: &mut EtagTexts,
-) {
-    let Some(etag) = etag else {
-        write_part_head(out, ctx, true, op.content_id, 204);
-        out.push_str("\r\n\r\n");
-        return;
-    };
-    let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
-    let address = |out: &mut String| {
-        out.push_str(ctx.base);
-        out.push('/');
-        out.push_str(table);
-        out.push('(');
-        write_key_predicate(out, pk, rk);
-        out.push_str(")\r\n");
-    };
-    let prefer = prefer_content(op.header("prefer"));
-    let content = insert && prefer != Some(false);
-    write_part_head(
-        out,
-        ctx,
-        true,
-        op.content_id,
-        if content { 201 } else { 204 },
-    );
-    out.push_str("ETag: ");
-    out.push_str(etag_texts.text(etag.timestamp()));
-    out.push_str("\r\n");
-    if !insert {
-        out.push_str("DataServiceId: ");
-        address(out);
-        out.push_str("\r\n\r\n");
-        return;
-    }
-    if content {
-        if prefer == Some(true) {
-            out.push_str("Preference-Applied: return-content\r\n");
-        }
-        out.push_str("Content-Type: ");
-        out.push_str(ctx.metadata.content_type());
-        out.push_str("\r\nLocation: ");
-        address(out);
-        out.push_str("\r\n");
-        entity.set_timestamp(etag.timestamp());
-        let links = Links {
-            base: ctx.base,
-            account: &ctx.target.account,
-            table,
+/// Writes the response parts of a successful changeset, with what they share prepared once.
+struct SuccessParts<'a> {
+    ctx: &'a Context<'a>,
+    table: &'a str,
+    writer: EntityWriter<'a>,
+    etag_texts: EtagTexts,
+}
+
+impl SuccessParts<'_> {
+    /// Writes the response part of operation `op` (an insert when `insert`), whose entity and
+    /// new ETag (`None` for a delete) the batch handed back.
+    fn write(
+        &mut self,
+        out: &mut String,
+        mut entity: crate::model::Entity,
+        op: &BatchOperation<'_>,
+        insert: bool,
+        etag: Option<ETag>,
+    ) {
+        let ctx = self.ctx;
+        let Some(etag) = etag else {
+            write_part_head(out, ctx, true, op.content_id, 204);
+            out.push_str("\r\n\r\n");
+            return;
         };
-        write_entity(
+        let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
+        let table = self.table;
+        let address = |out: &mut String| {
+            out.push_str(ctx.base);
+            out.push('/');
+            out.push_str(table);
+            out.push('(');
+            write_address_keys(out, pk, rk);
+            out.push_str(")\r\n");
+        };
+        let prefer = prefer_content(op.header("prefer"));
+        let content = insert && prefer != Some(false);
+        write_part_head(
             out,
-            &StoredEntity { entity, etag },
-            ctx.metadata,
-            &links,
-            false,
+            ctx,
+            true,
+            op.content_id,
+            if content { 201 } else { 204 },
         );
+        out.push_str("ETag: ");
+        out.push_str(self.etag_texts.text(etag.timestamp()));
         out.push_str("\r\n");
+        if !insert {
+            out.push_str("DataServiceId: ");
+            address(out);
+            out.push_str("\r\n\r\n");
+            return;
+        }
+        if content {
+            if prefer == Some(true) {
+                out.push_str("Preference-Applied: return-content\r\n");
+            }
+            out.push_str("Content-Type: ");
+            out.push_str(ctx.metadata.content_type());
+            out.push_str("\r\nLocation: ");
+            address(out);
+            out.push_str("\r\n");
+            entity.set_timestamp(etag.timestamp());
+            self.writer
+                .write_entity(out, &StoredEntity { entity, etag });
+            out.push_str("\r\n");
+        } else {
+            out.push_str("Preference-Applied: return-no-content\r\nDataServiceId: ");
+            address(out);
+            out.push_str("Location: ");
+            address(out);
+            out.push_str("\r\n\r\n");
+        }
+    }
+}
+
+/// Appends the key predicate of an entity's address ([`write_key_predicate`]); keys of
+/// letters, digits and `-_.~` (the usual ones) need neither quote doubling nor
+/// percent-encoding and are copied as they are.
+fn write_address_keys(out: &mut String, pk: &str, rk: &str) {
+    let verbatim = |key: &str| {
+        key.bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~'))
+    };
+    if verbatim(pk) && verbatim(rk) {
+        out.push_str("PartitionKey='");
+        out.push_str(pk);
+        out.push_str("',RowKey='");
+        out.push_str(rk);
+        out.push('\'');
     } else {
-        out.push_str("Preference-Applied: return-no-content\r\nDataServiceId: ");
-        address(out);
-        out.push_str("Location: ");
-        address(out);
-        out.push_str("\r\n\r\n");
+        write_key_predicate(out, pk, rk);
     }
 }
 
@@ -387,7 +406,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// Bytes reserved per part of a response (its headers and a typical entity).
-const PART_GUESS_BYTES: usize = 640;
+const PART_GUESS_BYTES: usize = 1024;
 
 /// The 202 multipart response holding `parts` (inside a changeset response unless the batch
 /// was a lone GET).

@@ -110,6 +110,8 @@ pub fn entity_from_members(
         (None, _, None) => return Err(ServerError::invalid("the entity has no RowKey")),
     };
     let mut entity = Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?);
+    // Members count the keys and annotations too: enough room, never a regrowth.
+    entity.reserve_properties(members.len());
     for (index, (name, json)) in members.iter().enumerate() {
         if name.starts_with(ODATA_PREFIX)
             || name.ends_with(TYPE_ANNOTATION_SUFFIX)
@@ -127,10 +129,14 @@ pub fn entity_from_members(
             }
         };
         let value = property_value(name, json, annotation)?;
-        let property = PropertyName::new(name)?;
-        entity
-            .set_or_remove(property, value)
-            .map_err(|error| crate::table::TableError::from_model(error, pk, rk))?;
+        let property = PropertyName::from_borrowed(name)?;
+        // Member names are unique (the last duplicate kept), so a property is only ever
+        // added, and a null one (absent) is simply not.
+        if let Some(value) = value {
+            entity
+                .push_unique(property, value)
+                .map_err(|error| crate::table::TableError::from_model(error, pk, rk))?;
+        }
     }
     Ok(entity)
 }

@@ -115,6 +115,18 @@ impl<'de> Members<'de> {
         self.0.get(at).map(|(_, value)| value)
     }
 
+    /// How many members there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the object has no member.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The members in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Scalar<'de>)> {
         self.0.iter().map(|(key, value)| (key.as_ref(), value))

@@ -17,6 +17,9 @@ use super::Scalar;
 /// the longer ones (serde_json turns some into floats) are left to serde_json.
 const MAX_INTEGER_DIGITS: usize = 18;
 
+/// Members of a typical body, annotations included.
+const MEMBERS_GUESS: usize = 16;
+
 /// Members in body order; `None` when serde_json must decide.
 pub(super) type FlatMembers<'de> = Vec<(Cow<'de, str>, Scalar<'de>)>;
 
@@ -25,7 +28,9 @@ pub(super) fn read_object(body: &[u8]) -> Option<FlatMembers<'_>> {
     let mut reader = Reader { body, at: 0 };
     reader.skip_whitespace();
     reader.expect(b'{')?;
-    let mut members = Vec::with_capacity(8);
+    // SDK bodies annotate every string (`Name@odata.type`), doubling the member count: room
+    // for a typical body's members, so the vector is not regrown.
+    let mut members = Vec::with_capacity(MEMBERS_GUESS);
     reader.skip_whitespace();
     if reader.peek() == Some(b'}') {
         reader.at += 1;
