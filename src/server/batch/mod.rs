@@ -485,3 +485,33 @@ fn close_response(ctx: &Context<'_>, changeset: bool, mut out: String) -> Reply 
     let _ = write!(out, "--batchresponse_{id}--\r\n");
     Reply::status(202).body(format!("multipart/mixed; boundary=batchresponse_{id}"), out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::write_address_keys;
+    use crate::server::json::write_key_predicate;
+
+    #[test]
+    fn batch_address_keys_are_the_key_predicate() {
+        let keys = [
+            "",
+            "p0000",
+            "a-b_c.d~e",
+            "it's",
+            "a b",
+            "x/y",
+            "é",
+            "100%",
+            "a+b",
+            "q?#&=",
+        ];
+        for pk in keys {
+            for rk in keys {
+                let (mut ours, mut general) = (String::new(), String::new());
+                write_address_keys(&mut ours, pk, rk);
+                write_key_predicate(&mut general, pk, rk);
+                assert_eq!(ours, general, "{pk:?} {rk:?}");
+            }
+        }
+    }
+}
