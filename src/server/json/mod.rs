@@ -18,6 +18,8 @@ use crate::model::{EdmType, Entity, PartitionKey, PropertyName, RowKey, Value};
 
 /// Suffix of a type annotation key: `Prop@odata.type`.
 const TYPE_ANNOTATION_SUFFIX: &str = "@odata.type";
+/// The annotation of an `Edm.String` value.
+const EDM_STRING: &str = "Edm.String";
 /// Prefix of the OData control keys (`odata.etag`, `odata.metadata`, ...).
 const ODATA_PREFIX: &str = "odata.";
 
@@ -109,7 +111,7 @@ pub fn entity_from_members(
         (None, None, _) => return Err(ServerError::invalid("the entity has no PartitionKey")),
         (None, _, None) => return Err(ServerError::invalid("the entity has no RowKey")),
     };
-    let mut entity = Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?);
+    let mut entity = Entity::new(PartitionKey::from_borrowed(pk)?, RowKey::from_borrowed(rk)?);
     // Members count the keys and annotations too: enough room, never a regrowth.
     entity.reserve_properties(members.len());
     for (index, (name, json)) in members.iter().enumerate() {
@@ -163,6 +165,9 @@ fn property_value(
                 "property {name:?} holds an array or object, which no EDM type carries"
             )));
         }
+        // What SDKs annotate every string with: `from_wire` of a String, without looking
+        // the type name up.
+        (Some(EDM_STRING), Scalar::Str(s)) => Value::string(s.as_ref())?,
         (Some(annotation), json) => {
             let edm = EdmType::from_annotation(Some(annotation))?;
             match (edm, json) {

@@ -66,7 +66,7 @@ impl<'de> Members<'de> {
     /// The members read in body order, sorted by name with the last of each duplicate kept.
     fn from_ordered(mut members: Vec<(Cow<'de, str>, Scalar<'de>)>) -> Self {
         // A stable sort keeps duplicates in input order, so the last of each run wins.
-        members.sort_by(|a, b| a.0.cmp(&b.0));
+        members.sort_by(|a, b| name_order(&a.0, &b.0));
         members.dedup_by(|later, earlier| {
             if later.0 == earlier.0 {
                 std::mem::swap(later, earlier);
@@ -130,6 +130,17 @@ impl<'de> Members<'de> {
     /// The members in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Scalar<'de>)> {
         self.0.iter().map(|(key, value)| (key.as_ref(), value))
+    }
+}
+
+/// Byte order of two member names, told by their first bytes when those differ (most pairs
+/// of a body's names): a whole comparison is a `memcmp` call, which cost more than the rest
+/// of sorting a body's members.
+#[inline]
+fn name_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.as_bytes().first(), b.as_bytes().first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
     }
 }
 
@@ -322,6 +333,26 @@ mod tests {
                         "{key:?} vs {name:?}+{suffix:?}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn member_name_order_is_byte_order() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "B",
+            "a@odata.type",
+            "é",
+            "\u{0}",
+            "PartitionKey",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(super::name_order(a, b), a.cmp(b), "{a:?} vs {b:?}");
             }
         }
     }
