@@ -235,6 +235,27 @@ mod tests {
     }
 
     #[test]
+    fn entity_body_properties_are_sorted_unique_typed_and_nulls_absent() {
+        use crate::model::Value;
+        let body = br#"{"PartitionKey":"p","RowKey":"r","b":1,"a":"x","a@odata.type":"Edm.String",
+            "b":"7","b@odata.type":"Edm.Int64","n":null,"g":"AQID","g@odata.type":"Edm.Binary"}"#;
+        let entity = super::parse_entity(body, None).expect("valid body");
+        let names: Vec<&str> = entity
+            .properties()
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b", "g"]);
+        assert_eq!(entity.get("a"), Some(&Value::String("x".to_owned())));
+        assert_eq!(entity.get("b"), Some(&Value::Int64(7)));
+        assert_eq!(entity.get("g"), Some(&Value::Binary(vec![1, 2, 3])));
+        let bad = br#"{"PartitionKey":"p","RowKey":"r","a":5,"a@odata.type":"Edm.String"}"#;
+        assert!(super::parse_entity(bad, None).is_err());
+        let reserved = br#"{"PartitionKey":"p","RowKey":"r","bad-name":1}"#;
+        assert!(super::parse_entity(reserved, None).is_err());
+    }
+
+    #[test]
     fn write_etag_matches_the_etag_display() {
         let fixed = [630_000_000_000_000_000, 638_000_000_000_000_123]
             .map(|ticks| DateTime::from_ticks(ticks).expect("in range"));
