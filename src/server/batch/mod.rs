@@ -13,7 +13,8 @@ use super::auth::Access;
 use super::error::{Result, ServerError};
 use super::handlers::{Context, parse_if_match, prefer_content};
 use super::json::{
-    EntityWriter, Links, parse_entity, write_entity, write_etag_text, write_key_predicate,
+    EntityWriter, Links, Members, parse_entity_reusing, write_entity, write_etag_text,
+    write_key_predicate,
 };
 use super::reply::{Reply, error_body};
 use super::route::{self, Resource};
@@ -133,6 +134,8 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     // The URL of the previous operation and its target: the inserts of a batch all post to
     // one URL, which is then routed once.
     let mut last_target: Option<(&str, Option<&str>, OperationTarget)> = None;
+    // One member buffer for every body of the batch.
+    let mut members = Members::default();
     for (index, op) in operations.iter().enumerate() {
         let mut step = || -> Result<()> {
             if !last_target
@@ -175,7 +178,7 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
                 (Op::Delete(_), Some((pk, rk))) => {
                     crate::model::Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?)
                 }
-                _ => parse_entity(op.body, keys)?,
+                _ => parse_entity_reusing(op.body, keys, &mut members)?,
             };
             let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
             ctx.principal

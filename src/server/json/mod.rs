@@ -82,10 +82,26 @@ pub struct Links<'a> {
 /// keys, a value that does not fit its annotation; the model's errors for bad names, keys and
 /// values (as the table layer maps them).
 pub fn parse_entity(body: &[u8], url_keys: Option<(&str, &str)>) -> Result<Entity> {
-    let members = Members::parse(body)
-        .map_err(|error| ServerError::invalid(format!("the body is not valid JSON: {error}")))?
-        .ok_or_else(|| ServerError::invalid("the body is not a JSON object"))?;
-    entity_from_members(&members, url_keys)
+    parse_entity_reusing(body, url_keys, &mut Members::default())
+}
+
+/// [`parse_entity`] reading the body's members into `members`, whose allocation a caller
+/// parsing many bodies (a batch) keeps from one body to the next.
+///
+/// # Errors
+/// As [`parse_entity`].
+pub fn parse_entity_reusing<'b>(
+    body: &'b [u8],
+    url_keys: Option<(&str, &str)>,
+    members: &mut Members<'b>,
+) -> Result<Entity> {
+    let object = members
+        .reparse(body)
+        .map_err(|error| ServerError::invalid(format!("the body is not valid JSON: {error}")))?;
+    if !object {
+        return Err(ServerError::invalid("the body is not a JSON object"));
+    }
+    entity_from_members(members, url_keys)
 }
 
 /// Builds an entity from a parsed JSON object; see [`parse_entity`].
