@@ -222,7 +222,8 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     };
     let mut parts = SuccessParts {
         ctx,
-        table: &table,
+        delimiter: format!("--changesetresponse_{}{PART_MIME_HEADERS}", ctx.request_id),
+        address: format!("{}/{table}(", ctx.base),
         // Every operation of a batch is written at one Timestamp: one writer formats its
         // texts (the entities' Timestamp and `odata.etag`, the ETag header) once.
         writer: EntityWriter::new(ctx.metadata, &links, false, None),
@@ -262,7 +263,10 @@ const ETAG_TEXT_GUESS_BYTES: usize = 48;
 /// Writes the response parts of a successful changeset, with what they share prepared once.
 struct SuccessParts<'a> {
     ctx: &'a Context<'a>,
-    table: &'a str,
+    /// `--changesetresponse_<id>` and the MIME headers: how every part starts.
+    delimiter: String,
+    /// `<base>/<table>(`: how every address starts.
+    address: String,
     writer: EntityWriter<'a>,
     etag_texts: EtagTexts,
 }
@@ -279,30 +283,22 @@ impl SuccessParts<'_> {
         etag: Option<ETag>,
     ) {
         let ctx = self.ctx;
+        out.push_str(&self.delimiter);
         let Some(etag) = etag else {
-            write_part_head(out, ctx, true, op.content_id, 204);
+            write_part_status(out, op.content_id, 204);
             out.push_str("\r\n\r\n");
             return;
         };
         let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
-        let table = self.table;
+        let address_start = self.address.as_str();
         let address = |out: &mut String| {
-            out.push_str(ctx.base);
-            out.push('/');
-            out.push_str(table);
-            out.push('(');
+            out.push_str(address_start);
             write_address_keys(out, pk, rk);
             out.push_str(")\r\n");
         };
         let prefer = prefer_content(op.header("prefer"));
         let content = insert && prefer != Some(false);
-        write_part_head(
-            out,
-            ctx,
-            true,
-            op.content_id,
-            if content { 201 } else { 204 },
-        );
+        write_part_status(out, op.content_id, if content { 201 } else { 204 });
         out.push_str("ETag: ");
         out.push_str(self.etag_texts.text(etag.timestamp()));
         out.push_str("\r\n");
@@ -458,25 +454,44 @@ fn write_part_head(
         "--batchresponse_"
     });
     out.push_str(ctx.request_id);
-    out.push_str("\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n");
+    out.push_str(PART_MIME_HEADERS);
+    write_part_status(out, content_id, status);
+}
+
+/// The MIME headers of every response part, after its delimiter.
+const PART_MIME_HEADERS: &str =
+    "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n";
+
+/// A part's head after its MIME headers: `Content-ID`, the status line and fixed headers.
+fn write_part_status(out: &mut String, content_id: Option<&str>, status: u16) {
     if let Some(id) = content_id {
         out.push_str("Content-ID: ");
         out.push_str(id);
         out.push_str("\r\n");
     }
-    // Pieces pushed rather than `write!`: the formatter cost more than the rest of a part's
-    // head, and this runs once per operation.
-    out.push_str("\r\nHTTP/1.1 ");
-    let mut digits = [0_u8; 3];
-    for (slot, divisor) in digits.iter_mut().zip([100, 10, 1]) {
-        *slot = b'0' + u8::try_from(status / divisor % 10).unwrap_or(0);
+    // The two statuses of a successful changeset are pushed whole; the others in pieces
+    // rather than through `write!`, whose formatter cost more than the rest of the head.
+    match status {
+        201 => out.push_str(
+            "\r\nHTTP/1.1 201 Created\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+        ),
+        204 => out.push_str(
+            "\r\nHTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+        ),
+        _ => {
+            out.push_str("\r\nHTTP/1.1 ");
+            let mut digits = [0_u8; 3];
+            for (slot, divisor) in digits.iter_mut().zip([100, 10, 1]) {
+                *slot = b'0' + u8::try_from(status / divisor % 10).unwrap_or(0);
+            }
+            out.push_str(std::str::from_utf8(&digits).unwrap_or("500"));
+            out.push(' ');
+            out.push_str(reason(status));
+            out.push_str(
+                "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+            );
+        }
     }
-    out.push_str(std::str::from_utf8(&digits).unwrap_or("500"));
-    out.push(' ');
-    out.push_str(reason(status));
-    out.push_str(
-        "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
-    );
 }
 
 /// Closes the response body and makes it the 202 reply.
@@ -491,8 +506,23 @@ fn close_response(ctx: &Context<'_>, changeset: bool, mut out: String) -> Reply 
 
 #[cfg(test)]
 mod tests {
-    use super::write_address_keys;
+    use super::{reason, write_address_keys, write_part_status};
     use crate::server::json::write_key_predicate;
+
+    #[test]
+    fn batch_part_status_lines_name_the_status_and_its_reason() {
+        for status in [200, 201, 204, 404, 409] {
+            let mut out = String::new();
+            write_part_status(&mut out, Some("3"), status);
+            assert_eq!(
+                out,
+                format!(
+                    "Content-ID: 3\r\n\r\nHTTP/1.1 {status} {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+                    reason(status)
+                )
+            );
+        }
+    }
 
     #[test]
     fn batch_address_keys_are_the_key_predicate() {
