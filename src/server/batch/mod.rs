@@ -12,7 +12,10 @@ use std::fmt::Write as _;
 use super::auth::Access;
 use super::error::{Result, ServerError};
 use super::handlers::{Context, parse_if_match, prefer_content};
-use super::json::{Links, parse_entity, write_entity, write_etag_text, write_key_predicate};
+use super::json::{
+    EntityWriter, Links, Members, parse_entity_reusing, write_entity, write_etag_text,
+    write_key_predicate,
+};
 use super::reply::{Reply, error_body};
 use super::route::{self, Resource};
 use crate::model::{DateTime, PartitionKey, RowKey};
@@ -131,20 +134,21 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     // The URL of the previous operation and its target: the inserts of a batch all post to
     // one URL, which is then routed once.
     let mut last_target: Option<(&str, Option<&str>, OperationTarget)> = None;
+    // One member buffer for every body of the batch.
+    let mut members = Members::default();
     for (index, op) in operations.iter().enumerate() {
         let mut step = || -> Result<()> {
-            let (table, url_keys) = match &last_target {
-                Some((path, query, target)) if *path == op.path && *query == op.query => {
-                    target.clone()
-                }
-                _ => {
-                    let target = target_of(op)?;
-                    last_target = Some((op.path, op.query, target.clone()));
-                    target
-                }
+            if !last_target
+                .as_ref()
+                .is_some_and(|(path, query, _)| *path == op.path && *query == op.query)
+            {
+                last_target = Some((op.path, op.query, target_of(op)?));
+            }
+            let Some((_, _, (table, url_keys))) = &last_target else {
+                return Err(ServerError::invalid("the batch operation names no table"));
             };
             match &table_name {
-                Some(first) if !first.eq_ignore_ascii_case(&table) => {
+                Some(first) if !first.eq_ignore_ascii_case(table) => {
                     return Err(ServerError::invalid(format!(
                         "all operations of a batch must target one table; {table:?} is not {first:?}"
                     )));
@@ -174,14 +178,14 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
                 (Op::Delete(_), Some((pk, rk))) => {
                     crate::model::Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?)
                 }
-                _ => parse_entity(op.body, keys)?,
+                _ => parse_entity_reusing(op.body, keys, &mut members)?,
             };
             let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
             ctx.principal
-                .authorize(access, Some(&table), Some((pk, rk)))?;
+                .authorize(access, Some(table), Some((pk, rk)))?;
             let batch = match &mut batch {
                 Some(batch) => batch,
-                None => batch.insert(ctx.state.account.table(&table)?.batch(pk)?),
+                None => batch.insert(ctx.state.account.table(table)?.batch(pk)?),
             };
             if entity.partition_key() != batch.partition_key() {
                 return Err(TableError::CommandsInBatchActOnDifferentPartitions {
@@ -211,19 +215,22 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     // The batch hands its entities back: an insert answers with its entity.
     let written = batch.submit_returning()?;
     let mut out = open_response(ctx, true, prepared.len());
-    // Every operation of a batch is written at one Timestamp: its ETag is formatted once.
-    let mut etag_texts = EtagTexts::default();
+    let links = Links {
+        base: ctx.base,
+        account: &ctx.target.account,
+        table: &table,
+    };
+    let mut parts = SuccessParts {
+        ctx,
+        delimiter: format!("--changesetresponse_{}{PART_MIME_HEADERS}", ctx.request_id),
+        address: format!("{}/{table}(", ctx.base),
+        // Every operation of a batch is written at one Timestamp: one writer formats its
+        // texts (the entities' Timestamp and `odata.etag`, the ETag header) once.
+        writer: EntityWriter::new(ctx.metadata, &links, false, None),
+        etag_texts: EtagTexts::default(),
+    };
     for ((op, insert), (entity, etag)) in prepared.into_iter().zip(written) {
-        write_success_part(
-            &mut out,
-            ctx,
-            &table,
-            entity,
-            op,
-            insert,
-            etag,
-            &mut etag_texts,
-        );
+        parts.write(&mut out, entity, op, insert, etag);
     }
     Ok(close_response(ctx, true, out))
 }
@@ -253,82 +260,93 @@ impl EtagTexts {
 /// Room for one ETag header value.
 const ETAG_TEXT_GUESS_BYTES: usize = 48;
 
-/// Writes the response part of a successful operation.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one part's inputs plus the batch-wide ETag cache"
-)]
-fn write_success_part(
-    out: &mut String,
-    ctx: &Context<'_>,
-    table: &str,
-    mut entity: crate::model::Entity,
-    op: &BatchOperation<'_>,
-    insert: bool,
-    etag: Option<ETag>,
-    etag_texts: &mut EtagTexts,
-) {
-    let Some(etag) = etag else {
-        write_part_head(out, ctx, true, op.content_id, 204);
-        out.push_str("\r\n\r\n");
-        return;
-    };
-    let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
-    let address = |out: &mut String| {
-        out.push_str(ctx.base);
-        out.push('/');
-        out.push_str(table);
-        out.push('(');
-        write_key_predicate(out, pk, rk);
-        out.push_str(")\r\n");
-    };
-    let prefer = prefer_content(op.header("prefer"));
-    let content = insert && prefer != Some(false);
-    write_part_head(
-        out,
-        ctx,
-        true,
-        op.content_id,
-        if content { 201 } else { 204 },
-    );
-    out.push_str("ETag: ");
-    out.push_str(etag_texts.text(etag.timestamp()));
-    out.push_str("\r\n");
-    if !insert {
-        out.push_str("DataServiceId: ");
-        address(out);
-        out.push_str("\r\n\r\n");
-        return;
-    }
-    if content {
-        if prefer == Some(true) {
-            out.push_str("Preference-Applied: return-content\r\n");
-        }
-        out.push_str("Content-Type: ");
-        out.push_str(ctx.metadata.content_type());
-        out.push_str("\r\nLocation: ");
-        address(out);
-        out.push_str("\r\n");
-        entity.set_timestamp(etag.timestamp());
-        let links = Links {
-            base: ctx.base,
-            account: &ctx.target.account,
-            table,
+/// Writes the response parts of a successful changeset, with what they share prepared once.
+struct SuccessParts<'a> {
+    ctx: &'a Context<'a>,
+    /// `--changesetresponse_<id>` and the MIME headers: how every part starts.
+    delimiter: String,
+    /// `<base>/<table>(`: how every address starts.
+    address: String,
+    writer: EntityWriter<'a>,
+    etag_texts: EtagTexts,
+}
+
+impl SuccessParts<'_> {
+    /// Writes the response part of operation `op` (an insert when `insert`), whose entity and
+    /// new ETag (`None` for a delete) the batch handed back.
+    fn write(
+        &mut self,
+        out: &mut String,
+        mut entity: crate::model::Entity,
+        op: &BatchOperation<'_>,
+        insert: bool,
+        etag: Option<ETag>,
+    ) {
+        let ctx = self.ctx;
+        out.push_str(&self.delimiter);
+        let Some(etag) = etag else {
+            write_part_status(out, op.content_id, 204);
+            out.push_str("\r\n\r\n");
+            return;
         };
-        write_entity(
-            out,
-            &StoredEntity { entity, etag },
-            ctx.metadata,
-            &links,
-            false,
-        );
+        let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
+        let address_start = self.address.as_str();
+        let address = |out: &mut String| {
+            out.push_str(address_start);
+            write_address_keys(out, pk, rk);
+            out.push_str(")\r\n");
+        };
+        let prefer = prefer_content(op.header("prefer"));
+        let content = insert && prefer != Some(false);
+        write_part_status(out, op.content_id, if content { 201 } else { 204 });
+        out.push_str("ETag: ");
+        out.push_str(self.etag_texts.text(etag.timestamp()));
         out.push_str("\r\n");
+        if !insert {
+            out.push_str("DataServiceId: ");
+            address(out);
+            out.push_str("\r\n\r\n");
+            return;
+        }
+        if content {
+            if prefer == Some(true) {
+                out.push_str("Preference-Applied: return-content\r\n");
+            }
+            out.push_str("Content-Type: ");
+            out.push_str(ctx.metadata.content_type());
+            out.push_str("\r\nLocation: ");
+            address(out);
+            out.push_str("\r\n");
+            entity.set_timestamp(etag.timestamp());
+            self.writer
+                .write_entity(out, &StoredEntity { entity, etag });
+            out.push_str("\r\n");
+        } else {
+            out.push_str("Preference-Applied: return-no-content\r\nDataServiceId: ");
+            address(out);
+            out.push_str("Location: ");
+            address(out);
+            out.push_str("\r\n\r\n");
+        }
+    }
+}
+
+/// Appends the key predicate of an entity's address ([`write_key_predicate`]); keys of
+/// letters, digits and `-_.~` (the usual ones) need neither quote doubling nor
+/// percent-encoding and are copied as they are.
+fn write_address_keys(out: &mut String, pk: &str, rk: &str) {
+    let verbatim = |key: &str| {
+        key.bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~'))
+    };
+    if verbatim(pk) && verbatim(rk) {
+        out.push_str("PartitionKey='");
+        out.push_str(pk);
+        out.push_str("',RowKey='");
+        out.push_str(rk);
+        out.push('\'');
     } else {
-        out.push_str("Preference-Applied: return-no-content\r\nDataServiceId: ");
-        address(out);
-        out.push_str("Location: ");
-        address(out);
-        out.push_str("\r\n\r\n");
+        write_key_predicate(out, pk, rk);
     }
 }
 
@@ -387,7 +405,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// Bytes reserved per part of a response (its headers and a typical entity).
-const PART_GUESS_BYTES: usize = 640;
+const PART_GUESS_BYTES: usize = 1024;
 
 /// The 202 multipart response holding `parts` (inside a changeset response unless the batch
 /// was a lone GET).
@@ -436,25 +454,44 @@ fn write_part_head(
         "--batchresponse_"
     });
     out.push_str(ctx.request_id);
-    out.push_str("\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n");
+    out.push_str(PART_MIME_HEADERS);
+    write_part_status(out, content_id, status);
+}
+
+/// The MIME headers of every response part, after its delimiter.
+const PART_MIME_HEADERS: &str =
+    "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n";
+
+/// A part's head after its MIME headers: `Content-ID`, the status line and fixed headers.
+fn write_part_status(out: &mut String, content_id: Option<&str>, status: u16) {
     if let Some(id) = content_id {
         out.push_str("Content-ID: ");
         out.push_str(id);
         out.push_str("\r\n");
     }
-    // Pieces pushed rather than `write!`: the formatter cost more than the rest of a part's
-    // head, and this runs once per operation.
-    out.push_str("\r\nHTTP/1.1 ");
-    let mut digits = [0_u8; 3];
-    for (slot, divisor) in digits.iter_mut().zip([100, 10, 1]) {
-        *slot = b'0' + u8::try_from(status / divisor % 10).unwrap_or(0);
+    // The two statuses of a successful changeset are pushed whole; the others in pieces
+    // rather than through `write!`, whose formatter cost more than the rest of the head.
+    match status {
+        201 => out.push_str(
+            "\r\nHTTP/1.1 201 Created\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+        ),
+        204 => out.push_str(
+            "\r\nHTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+        ),
+        _ => {
+            out.push_str("\r\nHTTP/1.1 ");
+            let mut digits = [0_u8; 3];
+            for (slot, divisor) in digits.iter_mut().zip([100, 10, 1]) {
+                *slot = b'0' + u8::try_from(status / divisor % 10).unwrap_or(0);
+            }
+            out.push_str(std::str::from_utf8(&digits).unwrap_or("500"));
+            out.push(' ');
+            out.push_str(reason(status));
+            out.push_str(
+                "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+            );
+        }
     }
-    out.push_str(std::str::from_utf8(&digits).unwrap_or("500"));
-    out.push(' ');
-    out.push_str(reason(status));
-    out.push_str(
-        "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
-    );
 }
 
 /// Closes the response body and makes it the 202 reply.
@@ -465,4 +502,49 @@ fn close_response(ctx: &Context<'_>, changeset: bool, mut out: String) -> Reply 
     }
     let _ = write!(out, "--batchresponse_{id}--\r\n");
     Reply::status(202).body(format!("multipart/mixed; boundary=batchresponse_{id}"), out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{reason, write_address_keys, write_part_status};
+    use crate::server::json::write_key_predicate;
+
+    #[test]
+    fn batch_part_status_lines_name_the_status_and_its_reason() {
+        for status in [200, 201, 204, 404, 409] {
+            let mut out = String::new();
+            write_part_status(&mut out, Some("3"), status);
+            assert_eq!(
+                out,
+                format!(
+                    "Content-ID: 3\r\n\r\nHTTP/1.1 {status} {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+                    reason(status)
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn batch_address_keys_are_the_key_predicate() {
+        let keys = [
+            "",
+            "p0000",
+            "a-b_c.d~e",
+            "it's",
+            "a b",
+            "x/y",
+            "é",
+            "100%",
+            "a+b",
+            "q?#&=",
+        ];
+        for pk in keys {
+            for rk in keys {
+                let (mut ours, mut general) = (String::new(), String::new());
+                write_address_keys(&mut ours, pk, rk);
+                write_key_predicate(&mut general, pk, rk);
+                assert_eq!(ours, general, "{pk:?} {rk:?}");
+            }
+        }
+    }
 }

@@ -50,23 +50,85 @@ impl BatchOperation<'_> {
     /// The value of header `name` (any case).
     #[must_use]
     pub fn header(&self, name: &str) -> Option<&str> {
-        find(&self.headers, name)
+        self.headers.get(name)
     }
 }
 
-/// Header lines of a part (name, value; both trimmed), in order.
-pub type Headers<'b> = Vec<(&'b str, &'b str)>;
+/// A part's header lines, borrowed from the body. Every line was checked when the part was
+/// read (`name: value`, at most [`PART_MAX_HEADERS`]), and the values of the few headers a
+/// batch reads ([`KNOWN_HEADERS`]) were noted then; any other is found by reading the lines
+/// again. Cheaper than collecting every line of every part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Headers<'b> {
+    block: &'b str,
+    known: [Option<&'b str>; KNOWN_HEADERS.len()],
+}
 
-/// The blank line that ends a part's headers, searchers built once (building one per part
-/// cost as much as the search).
-static CRLF_BLANK_LINE: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"\r\n\r\n"));
-/// The same with bare line feeds.
-static LF_BLANK_LINE: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"\n\n"));
+/// The headers whose values a part notes as it is read (lower case).
+const KNOWN_HEADERS: [&str; 4] = ["content-id", "content-type", "if-match", "prefer"];
 
-/// Header lines a part usually has (MIME headers or an embedded request's).
-const PART_HEADERS_GUESS: usize = 4;
+/// The slot of header `name` (any case) in [`KNOWN_HEADERS`].
+#[inline]
+fn known_slot(name: &[u8]) -> Option<usize> {
+    // The length tells the candidates apart before any text is compared.
+    let slot = match name.len() {
+        10 => 0,
+        12 => 1,
+        8 => 2,
+        6 => 3,
+        _ => return None,
+    };
+    KNOWN_HEADERS
+        .get(slot)
+        .is_some_and(|known| known.as_bytes().eq_ignore_ascii_case(name))
+        .then_some(slot)
+}
+
+/// A header line split into its trimmed name and value; `None` without a colon.
+#[inline]
+fn split_line(line: &str) -> Option<(&str, &str)> {
+    // Names are short: a byte loop finds the colon sooner than a vector search is set up.
+    let colon = line.bytes().position(|byte| byte == b':')?;
+    let name = line.get(..colon).unwrap_or_default();
+    let value = line.get(colon + 1..).unwrap_or_default();
+    Some((name.trim_ascii(), value.trim_ascii()))
+}
+
+impl<'b> Headers<'b> {
+    /// The value of header `name` (any case; the first such line), trimmed.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&'b str> {
+        if let Some(slot) = known_slot(name.as_bytes()) {
+            return self.known.get(slot).copied().flatten();
+        }
+        self.iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value)
+    }
+
+    /// The header lines as (name, value), both trimmed, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'b str, &'b str)> + use<'b> {
+        let mut rest = self.block;
+        std::iter::from_fn(move || {
+            loop {
+                if rest.is_empty() {
+                    return None;
+                }
+                let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
+                let line = rest.get(..end).unwrap_or_default();
+                rest = rest.get(end + 1..).unwrap_or_default();
+                if let Some(pair) = split_line(line) {
+                    return Some(pair);
+                }
+            }
+        })
+    }
+}
+
+/// The `://` of an absolute URL, its searcher built once (building one per URL cost as
+/// much as the search).
+static SCHEME_END: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"://"));
 
 fn invalid(reason: impl Into<String>) -> ServerError {
     ServerError::invalid(reason)
@@ -112,7 +174,7 @@ pub fn parse<'b>(content_type: &str, body: &'b [u8]) -> Result<Vec<BatchOperatio
         return Err(invalid("the batch holds no operation"));
     };
     let (headers, content) = split_headers(part)?;
-    let part_type = find(&headers, "content-type").unwrap_or("");
+    let part_type = headers.get("content-type").unwrap_or("");
     if !part_type
         .trim_start()
         .to_ascii_lowercase()
@@ -191,42 +253,63 @@ fn find_delimiter(finder: &memmem::Finder<'_>, text: &[u8]) -> Option<usize> {
     }
 }
 
-/// Splits a part into its header lines and content at the first blank line.
+/// Splits a part into its header lines and content at the first blank line (empty, or a
+/// lone carriage return), reading each line once: the lines are checked and the known
+/// headers noted here ([`Headers`]). Lines of whitespace before the blank line are skipped;
+/// a part without a blank line is all headers.
 fn split_headers(part: &[u8]) -> Result<(Headers<'_>, &[u8])> {
-    let (head, content) = match CRLF_BLANK_LINE.find(part) {
-        Some(at) => (part.get(..at), part.get(at + 4..)),
-        None => match LF_BLANK_LINE.find(part) {
-            Some(at) => (part.get(..at), part.get(at + 2..)),
-            // A part of headers only, without a blank line.
-            None => (Some(part), Some(&[][..])),
-        },
-    };
-    let head =
-        utf8(head.unwrap_or_default()).map_err(|_| invalid("a part's headers are not UTF-8"))?;
-    let mut headers = Vec::with_capacity(PART_HEADERS_GUESS);
-    // Lines are cut with memchr: the general `lines` and `split_once` searchers cost more
-    // than the rest of reading a part.
-    let mut rest = head;
-    while !rest.is_empty() {
-        let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
-        // Header whitespace is ASCII (RFC 9110 OWS); the ASCII trims skip Unicode tables.
-        let line = rest.get(..end).unwrap_or_default().trim_ascii_end();
-        rest = rest.get(end + 1..).unwrap_or_default();
-        if line.is_empty() {
-            continue;
+    let mut known: [Option<&[u8]>; KNOWN_HEADERS.len()] = [None; KNOWN_HEADERS.len()];
+    let mut count = 0_usize;
+    let mut at = 0;
+    // Each line is only cut at its colon; names are trimmed and compared when their length
+    // is that of a known header, values trimmed when noted.
+    let (head_end, content_start) = loop {
+        let rest = part.get(at..).unwrap_or_default();
+        if rest.is_empty() {
+            break (part.len(), part.len());
         }
-        if headers.len() == PART_MAX_HEADERS {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(end) => (rest.get(..end).unwrap_or_default(), at + end + 1),
+            None => (rest, part.len()),
+        };
+        if line.is_empty() || line == b"\r" {
+            break (at, next);
+        }
+        at = next;
+        // Names are short: a byte loop finds the colon sooner than a vector search is set up.
+        let Some(colon) = line.iter().position(|&byte| byte == b':') else {
+            // Header whitespace is ASCII (RFC 9110 OWS); the ASCII trims skip Unicode tables.
+            let line = line.trim_ascii();
+            if line.is_empty() {
+                continue;
+            }
+            return Err(invalid(format!(
+                "malformed part header line {:?}",
+                excerpt(&String::from_utf8_lossy(line))
+            )));
+        };
+        if count == PART_MAX_HEADERS {
             return Err(invalid(format!(
                 "a part has more than {PART_MAX_HEADERS} headers"
             )));
         }
-        let colon = memchr::memchr(b':', line.as_bytes())
-            .ok_or_else(|| invalid(format!("malformed part header line {:?}", excerpt(line))))?;
-        let name = line.get(..colon).unwrap_or_default();
-        let value = line.get(colon + 1..).unwrap_or_default();
-        headers.push((name.trim_ascii(), value.trim_ascii()));
-    }
-    Ok((headers, content.unwrap_or_default()))
+        count += 1;
+        let name = line.get(..colon).unwrap_or_default().trim_ascii();
+        if let Some(slot) = known_slot(name).and_then(|slot| known.get_mut(slot))
+            && slot.is_none()
+        {
+            *slot = Some(line.get(colon + 1..).unwrap_or_default().trim_ascii());
+        }
+    };
+    let block = utf8(part.get(..head_end).unwrap_or_default())
+        .map_err(|_| invalid("a part's headers are not UTF-8"))?;
+    // Each noted value lies within the block, whose text was just checked; its ends are at
+    // ASCII bytes (the colon, whitespace or a line end), so on character boundaries.
+    let known = known.map(|value| value.map(|value| utf8(value).unwrap_or_default()));
+    Ok((
+        Headers { block, known },
+        part.get(content_start..).unwrap_or_default(),
+    ))
 }
 
 /// `bytes` as text, as [`std::str::from_utf8`] but cheaper on header blocks and request
@@ -239,13 +322,6 @@ fn utf8(bytes: &[u8]) -> std::result::Result<&str, std::str::Utf8Error> {
     std::str::from_utf8(bytes)
 }
 
-fn find<'h>(headers: &[(&'h str, &'h str)], name: &str) -> Option<&'h str> {
-    headers
-        .iter()
-        .find(|(key, _)| key.eq_ignore_ascii_case(name))
-        .map(|(_, value)| *value)
-}
-
 /// The first characters of a line, for an error message.
 fn excerpt(line: &str) -> String {
     line.chars().take(80).collect()
@@ -254,7 +330,7 @@ fn excerpt(line: &str) -> String {
 /// Parses an `application/http` part: its MIME headers, then an embedded request.
 fn parse_operation(part: &[u8]) -> Result<BatchOperation<'_>> {
     let (mime_headers, http) = split_headers(part)?;
-    let content_id = find(&mime_headers, "content-id");
+    let content_id = mime_headers.get("content-id");
     let line_end = memchr::memchr(b'\n', http).unwrap_or(http.len());
     let request_line = utf8(http.get(..line_end).unwrap_or_default())
         .map_err(|_| invalid("a request line is not UTF-8"))?
@@ -275,15 +351,7 @@ fn parse_operation(part: &[u8]) -> Result<BatchOperation<'_>> {
             excerpt(request_line)
         )));
     }
-    let (headers, body) = if rest.starts_with(b"\r\n") || rest.starts_with(b"\n") {
-        (
-            Vec::new(),
-            rest.get(memchr::memchr(b'\n', rest).map_or(0, |i| i + 1)..)
-                .unwrap_or_default(),
-        )
-    } else {
-        split_headers(rest)?
-    };
+    let (headers, body) = split_headers(rest)?;
     let (path, query) = split_url(url)?;
     let method = if method.bytes().any(|byte| byte.is_ascii_lowercase()) {
         Cow::Owned(method.to_ascii_uppercase())
@@ -302,16 +370,22 @@ fn parse_operation(part: &[u8]) -> Result<BatchOperation<'_>> {
 
 /// The path and query of an absolute (`http://host/path?query`) or origin-form URL.
 fn split_url(url: &str) -> Result<(&str, Option<&str>)> {
-    let origin = match url.split_once("://") {
-        Some((_, after_scheme)) => after_scheme
-            .find('/')
-            .and_then(|slash| after_scheme.get(slash..))
-            .ok_or_else(|| invalid(format!("URL {:?} has no path", excerpt(url))))?,
+    // Searched with memchr: the `str` pattern searchers cost more than the rest of a URL.
+    let origin = match SCHEME_END.find(url.as_bytes()) {
+        Some(at) => {
+            let after_scheme = url.get(at + 3..).unwrap_or_default();
+            memchr::memchr(b'/', after_scheme.as_bytes())
+                .and_then(|slash| after_scheme.get(slash..))
+                .ok_or_else(|| invalid(format!("URL {:?} has no path", excerpt(url))))?
+        }
         None if url.starts_with('/') => url,
         None => return Err(invalid(format!("URL {:?} is not absolute", excerpt(url)))),
     };
-    Ok(match origin.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
+    Ok(match memchr::memchr(b'?', origin.as_bytes()) {
+        Some(at) => (
+            origin.get(..at).unwrap_or_default(),
+            Some(origin.get(at + 1..).unwrap_or_default()),
+        ),
         None => (origin, None),
     })
 }
@@ -386,5 +460,51 @@ DELETE http://h/a/t(PartitionKey='p',RowKey='b') HTTP/1.1\r\nIf-Match: *\r\n\r\n
         );
         let error = parse("multipart/mixed; boundary=batch_1", body.as_bytes()).unwrap_err();
         assert_eq!((error.batch_index(), error.code()), (None, "InvalidInput"));
+    }
+    #[test]
+    fn batch_parse_header_lookup_is_case_blind_and_the_first_line_wins() {
+        let part = b"IF-MATCH: *\r\nX-Other :  v \r\n  \r\nprefer: a\r\nPrefer: b\r\n\r\nbody";
+        let (headers, content) = split_headers(part).unwrap();
+        assert_eq!(content, b"body");
+        for name in [
+            "if-match",
+            "If-Match",
+            "x-other",
+            "PREFER",
+            "content-id",
+            "missing",
+        ] {
+            let scanned = headers
+                .iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case(name))
+                .map(|(_, value)| value);
+            assert_eq!(headers.get(name), scanned, "{name}");
+        }
+        assert_eq!(headers.get("prefer"), Some("a"));
+        assert_eq!(headers.get("x-other"), Some("v"));
+        assert_eq!(headers.iter().count(), 4);
+    }
+
+    #[test]
+    fn batch_parse_header_block_errors_name_the_line_or_the_limit() {
+        let error = split_headers(b"Good: 1\r\nno colon here\r\n\r\n").unwrap_err();
+        assert!(error.to_string().contains("no colon here"), "{error}");
+        let many = "H: v\r\n".repeat(PART_MAX_HEADERS + 1) + "\r\n";
+        let error = split_headers(many.as_bytes()).unwrap_err();
+        assert!(error.to_string().contains("more than"), "{error}");
+        assert!(split_headers(b"H: \xff\r\n\r\n").is_err());
+        let (headers, content) = split_headers(b"A: 1\nB: 2").unwrap();
+        assert_eq!((headers.get("b"), content), (Some("2"), &b""[..]));
+    }
+
+    #[test]
+    fn batch_parse_urls_split_into_path_and_query() {
+        assert_eq!(
+            split_url("http://h:1/a/t()?$select=x").unwrap(),
+            ("/a/t()", Some("$select=x"))
+        );
+        assert_eq!(split_url("/a/t").unwrap(), ("/a/t", None));
+        assert!(split_url("http://host").is_err());
+        assert!(split_url("a/t").is_err());
     }
 }

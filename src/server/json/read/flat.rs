@@ -17,15 +17,29 @@ use super::Scalar;
 /// the longer ones (serde_json turns some into floats) are left to serde_json.
 const MAX_INTEGER_DIGITS: usize = 18;
 
+/// Members of a typical body, annotations included.
+const MEMBERS_GUESS: usize = 16;
+
 /// Members in body order; `None` when serde_json must decide.
 pub(super) type FlatMembers<'de> = Vec<(Cow<'de, str>, Scalar<'de>)>;
 
 /// The members of `body` in order, or `None` (see the module documentation).
+#[cfg(test)]
 pub(super) fn read_object(body: &[u8]) -> Option<FlatMembers<'_>> {
+    let mut members = Vec::new();
+    read_object_into(body, &mut members).map(|()| members)
+}
+
+/// [`read_object`] into `members` (cleared first), whose allocation a caller reading many
+/// bodies reuses; `None` leaves it holding part of the body's members.
+pub(super) fn read_object_into<'de>(body: &'de [u8], members: &mut FlatMembers<'de>) -> Option<()> {
+    members.clear();
+    // SDK bodies annotate every string (`Name@odata.type`), doubling the member count: room
+    // for a typical body's members, so the vector is not regrown.
+    members.reserve(MEMBERS_GUESS);
     let mut reader = Reader { body, at: 0 };
     reader.skip_whitespace();
     reader.expect(b'{')?;
-    let mut members = Vec::with_capacity(8);
     reader.skip_whitespace();
     if reader.peek() == Some(b'}') {
         reader.at += 1;
@@ -47,7 +61,7 @@ pub(super) fn read_object(body: &[u8]) -> Option<FlatMembers<'_>> {
         }
     }
     reader.skip_whitespace();
-    (reader.at == body.len()).then_some(members)
+    (reader.at == body.len()).then_some(())
 }
 
 /// A cursor over the body.
