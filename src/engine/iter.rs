@@ -25,6 +25,9 @@ pub struct MemSource {
     start: Vec<u8>,
     /// Exclusive upper bound on user keys, if any.
     end: Option<Vec<u8>>,
+    /// [`head_word`] of `end`: a key whose head word is below it is in range without a
+    /// comparison of the whole key.
+    end_word: u64,
     started: bool,
 }
 
@@ -38,10 +41,8 @@ impl MemSource {
             self.cursor.seek(&self.start)
         };
         if found
-            && self
-                .end
-                .as_deref()
-                .is_some_and(|end| key_cmp(self.cursor.key(), end) != Ordering::Less)
+            && let Some(end) = self.end.as_deref()
+            && !below(self.cursor.key(), end, self.end_word)
         {
             self.cursor.finish();
             return false;
@@ -50,25 +51,37 @@ impl MemSource {
     }
 }
 
-/// The order of two user keys, as `a.cmp(b)`. Eight bytes at a time as big-endian words,
-/// then the tail byte by byte: keys are short and mostly differ early, where a `memcmp` call
-/// costs more than the comparison.
+/// The first eight bytes of `key` as a big-endian word, zero-padded when shorter. When the
+/// head words of two keys differ they order the keys as the keys' bytes do (a key that ends
+/// inside the word is a prefix of the other up to there, hence the smaller); equal words
+/// leave the order to the rest of the keys.
 #[inline(always)]
-fn key_cmp(mut a: &[u8], mut b: &[u8]) -> Ordering {
-    while let (Some((x, rest_a)), Some((y, rest_b))) =
-        (a.split_first_chunk::<8>(), b.split_first_chunk::<8>())
-    {
-        if x != y {
-            return u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y));
-        }
-        (a, b) = (rest_a, rest_b);
+fn head_word(key: &[u8]) -> u64 {
+    if let Some(word) = key.first_chunk::<8>() {
+        return u64::from_be_bytes(*word);
     }
-    for (x, y) in a.iter().zip(b) {
-        if x != y {
-            return x.cmp(y);
-        }
+    let mut word = [0u8; 8];
+    for (to, from) in word.iter_mut().zip(key) {
+        *to = *from;
     }
-    a.len().cmp(&b.len())
+    u64::from_be_bytes(word)
+}
+
+/// The order of two user keys, as `a.cmp(b)`: their head words first, which nearly always
+/// differ between sources' keys and bounds, and cost less than a `memcmp` call.
+#[inline(always)]
+fn key_cmp(a: &[u8], b: &[u8]) -> Ordering {
+    head_word(a).cmp(&head_word(b)).then_with(|| a.cmp(b))
+}
+
+/// Whether `key < end`, given `end_word = head_word(end)`.
+#[inline(always)]
+fn below(key: &[u8], end: &[u8], end_word: u64) -> bool {
+    match head_word(key).cmp(&end_word) {
+        Ordering::Less => true,
+        Ordering::Greater => false,
+        Ordering::Equal => key < end,
+    }
 }
 
 /// One sorted input of a merge.
@@ -87,6 +100,7 @@ impl Source {
             cursor: MemCursor::new(mem),
             start: start.to_vec(),
             end: end.map(<[u8]>::to_vec),
+            end_word: end.map_or(0, head_word),
             started: false,
         })
     }
@@ -105,6 +119,15 @@ impl Source {
         match self {
             Self::Sst(iter) => iter.key(),
             Self::Mem(mem) => mem.cursor.key(),
+        }
+    }
+
+    /// Key, sequence number and kind of the current entry, in one dispatch.
+    #[inline]
+    fn head(&self) -> (&[u8], Seq, ValueKind) {
+        match self {
+            Self::Sst(iter) => (iter.key(), iter.seq(), iter.kind()),
+            Self::Mem(mem) => mem.cursor.head(),
         }
     }
 
@@ -256,6 +279,12 @@ impl MergeIter {
         self.source().map_or(0, Source::seq)
     }
 
+    /// The current key, sequence number and kind (empty, 0 and Put when not positioned).
+    #[inline]
+    pub fn head(&self) -> (&[u8], Seq, ValueKind) {
+        self.source().map_or((&[], 0, ValueKind::Put), Source::head)
+    }
+
     /// The current kind.
     #[inline]
     pub fn kind(&self) -> ValueKind {
@@ -383,7 +412,7 @@ impl RangeIter {
                     return Err(err);
                 }
             }
-            let key = self.merge.key();
+            let (key, seq, kind) = self.merge.head();
             // An older version of the key just returned or skipped.
             // Neighbouring keys mostly differ in their last byte: look there first.
             if self.has_last
@@ -392,14 +421,13 @@ impl RangeIter {
             {
                 continue;
             }
-            let seq = self.merge.seq();
             if seq > self.read_seq {
                 continue;
             }
             self.last_key.clear();
             self.last_key.extend_from_slice(key);
             self.has_last = true;
-            let deleted = self.merge.kind() == ValueKind::Delete
+            let deleted = kind == ValueKind::Delete
                 || self
                     .tombstones
                     .iter()
@@ -444,10 +472,10 @@ impl std::iter::FusedIterator for RangeIter {}
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-    use super::key_cmp;
+    use super::{below, head_word, key_cmp};
 
     #[test]
-    fn key_order_by_words_is_the_byte_order() {
+    fn key_order_by_head_words_is_the_byte_order() {
         let keys: Vec<Vec<u8>> = (0..400u32)
             .map(|i| {
                 let len = (i % 23) as usize;
@@ -459,6 +487,7 @@ mod tests {
         for a in &keys {
             for b in &keys {
                 assert_eq!(key_cmp(a, b), a.cmp(b), "{a:?} {b:?}");
+                assert_eq!(below(a, b, head_word(b)), a < b, "{a:?} {b:?}");
             }
         }
     }

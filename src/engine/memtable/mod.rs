@@ -178,6 +178,15 @@ impl MemCursor {
         self.node().map_or(&[], NodeRef::value)
     }
 
+    /// The current user key, sequence number and kind in one look at the node (an empty
+    /// key, 0 and Put when not positioned).
+    #[inline]
+    #[must_use]
+    pub fn head(&self) -> (&[u8], Seq, ValueKind) {
+        self.node()
+            .map_or((&[], 0, ValueKind::Put), |n| (n.key(), n.seq(), n.kind()))
+    }
+
     /// The current sequence number (0 when not positioned).
     #[inline]
     #[must_use]
