@@ -32,7 +32,7 @@ pub struct MemSource {
 }
 
 impl MemSource {
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self) -> bool {
         let found = if self.started {
             self.cursor.step()
@@ -214,6 +214,7 @@ impl MergeIter {
         best
     }
 
+    #[inline]
     fn step(&mut self) -> Result<bool> {
         if !self.primed {
             self.primed = true;

@@ -102,8 +102,8 @@ impl Prefilter {
     }
 
     /// Whether a row whose encoded properties are `encoded` may match; false only when it
-    /// cannot. Bytes the walk cannot frame answer true: the filter then reads the row and
-    /// reports what is wrong with it.
+    /// cannot. Bytes the walk cannot frame before it finds the required properties answer
+    /// true: the filter then reads the row and reports what is wrong with it.
     #[inline]
     #[must_use]
     pub fn may_match(&self, encoded: &[u8]) -> bool {
@@ -126,9 +126,11 @@ impl Prefilter {
                 if !needle.name.starts(rest) {
                     continue;
                 }
-                // Names are unique in a row: this property is the only one of that name.
+                // Names are unique in a row: this property is the only one of that name, and
+                // bytes other than the literal's (a different value, or damage) cannot match.
+                // A row cut short inside it is left to the filter, which names the damage.
                 if !needle.frame.starts(rest) {
-                    return skip_frame(rest).map(|_| false);
+                    return (rest.len() >= needle.frame.bytes.len()).then_some(false);
                 }
                 found |= 1 << bit;
                 if found == self.all {
