@@ -76,6 +76,21 @@ pub struct Prefilter {
     needles: Vec<Needle>,
     /// One bit per needle: the `found` mask of a row that holds them all.
     all: u64,
+    /// The filter is nothing but the needles' comparisons: a row holding every needle
+    /// matches it.
+    decides: bool,
+}
+
+/// What the bytes of a row say about a filter ([`Prefilter::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The row cannot match.
+    No,
+    /// The row may match: the filter must tell.
+    Maybe,
+    /// The row matches: it holds every required property as the literal's exact encoding
+    /// and the filter requires nothing else.
+    Yes,
 }
 
 impl Prefilter {
@@ -86,19 +101,40 @@ impl Prefilter {
             Expr::And(operands) => operands,
             other => std::slice::from_ref(other),
         };
-        let needles: Vec<Needle> = required
+        let mut needles: Vec<Needle> = required
             .iter()
             .filter_map(|expr| match expr {
                 Expr::Compare(comparison) => needle(comparison),
                 _ => None,
             })
-            .take(MAX_NEEDLES)
             .collect();
+        let decides = needles.len() == required.len() && needles.len() <= MAX_NEEDLES;
+        needles.truncate(MAX_NEEDLES);
         let all = match needles.len() {
             0 => 0,
             n => u64::MAX >> (64 - n),
         };
-        Self { needles, all }
+        Self {
+            needles,
+            all,
+            decides,
+        }
+    }
+
+    /// What the bytes `encoded` of a row say about the filter. Rows whose bytes the walk
+    /// cannot frame before it finds the required properties get `Maybe`: the filter then
+    /// reads the row and reports what is wrong with it.
+    #[inline]
+    #[must_use]
+    pub fn verdict(&self, encoded: &[u8]) -> Verdict {
+        if self.needles.is_empty() {
+            return Verdict::Maybe;
+        }
+        match self.walk(encoded) {
+            Some(false) => Verdict::No,
+            Some(true) if self.decides => Verdict::Yes,
+            _ => Verdict::Maybe,
+        }
     }
 
     /// Whether a row whose encoded properties are `encoded` may match; false only when it
@@ -247,7 +283,7 @@ fn frames_of(encoded: &[u8]) -> Option<&[u8]> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-    use super::Prefilter;
+    use super::{Prefilter, Verdict};
     use crate::codec::property;
     use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
     use crate::query::{EncodedEntity, Filter};
@@ -296,7 +332,7 @@ mod tests {
             "Group eq 'g1' and Group eq 'g2'",
             "N eq 7 and Group eq 'g1' and N eq 7L",
         ];
-        let mut ruled_out = 0;
+        let (mut ruled_out, mut said_yes) = (0, 0);
         for text in filters {
             let filter = Filter::parse(text).unwrap();
             let prefilter = Prefilter::new(&filter);
@@ -309,11 +345,18 @@ mod tests {
                 let matches = filter.matches(&encoded).unwrap();
                 let may = prefilter.may_match(bytes);
                 assert!(may || !matches, "{text} ruled out a matching row");
+                let verdict = prefilter.verdict(bytes);
+                assert_eq!(verdict == Verdict::No, !may, "{text}");
+                if verdict == Verdict::Yes {
+                    assert!(matches, "{text} said yes to a row the filter rejects");
+                    said_yes += 1;
+                }
                 ruled_out += usize::from(!may);
             }
         }
         // The test is not vacuous: most rows fail `Group eq 'g1'` on their bytes alone.
         assert!(ruled_out >= 10, "{ruled_out}");
+        assert!(said_yes >= 3, "{said_yes}");
     }
 
     #[test]
@@ -328,6 +371,9 @@ mod tests {
         ] {
             let prefilter = Prefilter::new(&Filter::parse(text).unwrap());
             assert_eq!(prefilter.needles.len(), needles, "{text}");
+            // Only a filter made of needles alone can be decided by them.
+            let alone = !text.contains(" or ") && !text.contains(" gt ") && needles > 0;
+            assert_eq!(prefilter.decides, alone, "{text}");
         }
     }
 
