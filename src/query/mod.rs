@@ -40,5 +40,5 @@ pub use ast::{CompareOp, Comparison, Expr, Field, Literal};
 pub use error::{QueryError, Result, SyntaxError};
 pub use filter::Filter;
 pub use plan::{KeyScope, Plan, QueryKind};
-pub use prefilter::Prefilter;
+pub use prefilter::{Prefilter, Verdict};
 pub use source::{EncodedEntity, EntitySource, TABLE_NAME_PROPERTY, TableRow};

@@ -1,51 +1,149 @@
 //! A byte test that rules rows out before their filter is evaluated: a row can satisfy
-//! `Name eq <literal>` only if its encoded properties hold that property's encoding, which the
-//! encoder writes in one canonical form, so a row without those bytes is skipped unread. A
-//! filtered scan examines many rows per match; this test costs a fraction of walking the
-//! row's property frames.
-
-use memchr::memmem::Finder;
+//! `Name eq <literal>` only if its property `Name` is stored as exactly that literal's
+//! encoding, which the encoder writes in one canonical form. A filtered scan examines many
+//! rows per match; this test walks only the frames' lengths (no value is decoded, no name is
+//! checked as text), a fraction of evaluating the filter.
 
 use super::ast::{CompareOp, Comparison, Expr, Field, Literal};
 use super::filter::Filter;
-use crate::codec::property::{self, PropertyReader};
-use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
+use crate::codec::format::{
+    BOOLEAN_LEN, DOUBLE_LEN, FLAG_HAS_TIMESTAMP, GUID_LEN, MAX_VARINT_LEN, PROPERTY_FORMAT_VERSION,
+    TICKS_LEN,
+};
+use crate::codec::property;
+use crate::model::{EdmType, Entity, PartitionKey, PropertyName, RowKey, Value};
 
-/// Byte strings that every row matching a filter holds in its encoded properties: one per
+/// Most required properties a prefilter tracks (one bit each); further ones are left to
+/// the filter itself.
+const MAX_NEEDLES: usize = 64;
+/// Bytes a [`Prefix`] compares in one word.
+const WORD_LEN: usize = 16;
+
+/// A byte string to test row bytes against: up to [`WORD_LEN`] bytes are compared as one
+/// masked 128-bit word (a few instructions instead of a `memcmp` call or a byte loop).
+#[derive(Debug, Clone)]
+struct Prefix {
+    bytes: Box<[u8]>,
+    word: u128,
+    mask: u128,
+}
+
+impl Prefix {
+    fn new(bytes: &[u8]) -> Self {
+        let mut padded = [0u8; WORD_LEN];
+        for (to, from) in padded.iter_mut().zip(bytes) {
+            *to = *from;
+        }
+        let mask = match bytes.len() {
+            0 => 0,
+            n if n >= WORD_LEN => u128::MAX,
+            n => u128::MAX >> (8 * (WORD_LEN - n)),
+        };
+        Self {
+            bytes: bytes.into(),
+            word: u128::from_le_bytes(padded),
+            mask,
+        }
+    }
+
+    /// Whether `input` starts with these bytes.
+    #[inline(always)]
+    fn starts(&self, input: &[u8]) -> bool {
+        if self.bytes.len() <= WORD_LEN
+            && let Some(head) = input.first_chunk::<WORD_LEN>()
+        {
+            return (u128::from_le_bytes(*head) ^ self.word) & self.mask == 0;
+        }
+        input.starts_with(&self.bytes)
+    }
+}
+
+/// One property a matching row must hold as exactly these bytes.
+#[derive(Debug, Clone)]
+struct Needle {
+    /// The property's name part: name length and name.
+    name: Prefix,
+    /// The property's whole stored frame: name length, name, type tag, value. Frames are
+    /// self-delimiting, so a frame that starts with these bytes is this frame.
+    frame: Prefix,
+}
+
+/// What every row matching a filter holds in its encoded properties: one property frame per
 /// `Property eq literal` the filter requires (a top-level comparison or a conjunct of a
 /// top-level `and`). Empty when the filter requires none, and then every row may match.
 #[derive(Debug, Clone, Default)]
 pub struct Prefilter {
-    needles: Vec<Finder<'static>>,
+    needles: Vec<Needle>,
+    /// One bit per needle: the `found` mask of a row that holds them all.
+    all: u64,
+    /// The filter is nothing but the needles' comparisons: a row holding every needle
+    /// matches it.
+    decides: bool,
+}
+
+/// What the bytes of a row say about a filter ([`Prefilter::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The row cannot match.
+    No,
+    /// The row may match: the filter must tell.
+    Maybe,
+    /// The row matches: it holds every required property as the literal's exact encoding
+    /// and the filter requires nothing else.
+    Yes,
 }
 
 impl Prefilter {
-    /// The byte strings `filter` requires.
+    /// The properties `filter` requires.
     #[must_use]
     pub fn new(filter: &Filter) -> Self {
         let required: &[Expr] = match filter.expr() {
             Expr::And(operands) => operands,
             other => std::slice::from_ref(other),
         };
-        let needles = required
+        let mut needles: Vec<Needle> = required
             .iter()
             .filter_map(|expr| match expr {
                 Expr::Compare(comparison) => needle(comparison),
                 _ => None,
             })
-            .map(|bytes| Finder::new(&bytes).into_owned())
             .collect();
-        Self { needles }
+        let decides = needles.len() == required.len() && needles.len() <= MAX_NEEDLES;
+        needles.truncate(MAX_NEEDLES);
+        let all = match needles.len() {
+            0 => 0,
+            n => u64::MAX >> (64 - n),
+        };
+        Self {
+            needles,
+            all,
+            decides,
+        }
+    }
+
+    /// What the bytes `encoded` of a row say about the filter. Rows whose bytes the walk
+    /// cannot frame before it finds the required properties get `Maybe`: the filter then
+    /// reads the row and reports what is wrong with it.
+    #[inline]
+    #[must_use]
+    pub fn verdict(&self, encoded: &[u8]) -> Verdict {
+        if self.needles.is_empty() {
+            return Verdict::Maybe;
+        }
+        match self.walk(encoded) {
+            Some(false) => Verdict::No,
+            Some(true) if self.decides => Verdict::Yes,
+            _ => Verdict::Maybe,
+        }
     }
 
     /// Whether a row whose encoded properties are `encoded` may match; false only when it
-    /// cannot.
+    /// cannot. Bytes the walk cannot frame before it finds the required properties answer
+    /// true: the filter then reads the row and reports what is wrong with it.
     #[inline]
     #[must_use]
     pub fn may_match(&self, encoded: &[u8]) -> bool {
-        self.needles
-            .iter()
-            .all(|needle| needle.find(encoded).is_some())
+        self.needles.is_empty() || self.walk(encoded).unwrap_or(true)
     }
 
     /// Whether the test rules anything out.
@@ -53,12 +151,88 @@ impl Prefilter {
     pub fn is_empty(&self) -> bool {
         self.needles.is_empty()
     }
+
+    /// The answer of [`Self::may_match`], or `None` where the framing is not what the
+    /// encoder writes.
+    fn walk(&self, encoded: &[u8]) -> Option<bool> {
+        let (count, mut rest) = take_varint(frames_of(encoded)?)?;
+        let mut found = 0u64;
+        for _ in 0..count {
+            for (bit, needle) in self.needles.iter().enumerate() {
+                if !needle.name.starts(rest) {
+                    continue;
+                }
+                // Names are unique in a row: this property is the only one of that name, and
+                // bytes other than the literal's (a different value, or damage) cannot match.
+                // A row cut short inside it is left to the filter, which names the damage.
+                if !needle.frame.starts(rest) {
+                    return (rest.len() >= needle.frame.bytes.len()).then_some(false);
+                }
+                found |= 1 << bit;
+                if found == self.all {
+                    return Some(true);
+                }
+            }
+            rest = skip_frame(rest)?;
+        }
+        Some(false)
+    }
 }
 
-/// The encoding of the property `comparison` requires (from its name to the end of its
-/// value), when it requires one exact encoding: `eq` on a custom property with a literal of
-/// any type but Double (`-0.0 eq 0.0` holds between different bit patterns).
-fn needle(comparison: &Comparison) -> Option<Vec<u8>> {
+/// A shortest-form varint at the start of `bytes` as a length, and the bytes after it.
+#[inline(always)]
+fn take_varint(bytes: &[u8]) -> Option<(usize, &[u8])> {
+    if let Some((&first, rest)) = bytes.split_first()
+        && first < 0x80
+    {
+        return Some((usize::from(first), rest));
+    }
+    let mut value: u64 = 0;
+    for (index, &byte) in bytes.iter().enumerate().take(MAX_VARINT_LEN) {
+        value |= u64::from(byte & 0x7F).checked_shl(7 * u32::try_from(index).ok()?)?;
+        if byte < 0x80 {
+            // A zero last byte after the first is a longer form than the encoder writes.
+            if byte == 0 && index > 0 {
+                return None;
+            }
+            return Some((usize::try_from(value).ok()?, bytes.get(index + 1..)?));
+        }
+    }
+    None
+}
+
+/// The bytes after the property frame at the start of `bytes`.
+#[inline]
+fn skip_frame(bytes: &[u8]) -> Option<&[u8]> {
+    let (name_len, rest) = take_varint(bytes)?;
+    let (&tag, rest) = rest.get(name_len..)?.split_first()?;
+    const BINARY: u8 = EdmType::Binary.tag();
+    const STRING: u8 = EdmType::String.tag();
+    const BOOLEAN: u8 = EdmType::Boolean.tag();
+    const DATE_TIME: u8 = EdmType::DateTime.tag();
+    const DOUBLE: u8 = EdmType::Double.tag();
+    const GUID: u8 = EdmType::Guid.tag();
+    const INT32: u8 = EdmType::Int32.tag();
+    const INT64: u8 = EdmType::Int64.tag();
+    let width = match tag {
+        BINARY | STRING => {
+            let (len, rest) = take_varint(rest)?;
+            return rest.get(len..);
+        }
+        INT32 | INT64 => return take_varint(rest).map(|(_, rest)| rest),
+        BOOLEAN => BOOLEAN_LEN,
+        DATE_TIME => TICKS_LEN,
+        DOUBLE => DOUBLE_LEN,
+        GUID => GUID_LEN,
+        _ => return None,
+    };
+    rest.get(width..)
+}
+
+/// The stored form of the property `comparison` requires, when it requires one exact
+/// encoding: `eq` on a custom property with a literal of any type but Double (`-0.0 eq 0.0`
+/// holds between different bit patterns).
+fn needle(comparison: &Comparison) -> Option<Needle> {
     let Field::Property(name) = &comparison.field else {
         return None;
     };
@@ -81,20 +255,35 @@ fn needle(comparison: &Comparison) -> Option<Vec<u8>> {
         .set(PropertyName::new(name.as_ref()).ok()?, value)
         .ok()?;
     let encoded = property::encode(&entity);
-    let start = PropertyReader::new(&encoded)
-        .ok()?
-        .iter()
-        .next()?
-        .ok()?
-        .offset();
-    encoded.get(start..).map(<[u8]>::to_vec)
+    // The one property's frame is what follows the header and the property count.
+    let (_, frame) = take_varint(frames_of(&encoded)?)?;
+    let (name_len, after) = take_varint(frame)?;
+    let name = frame.get(..frame.len() - after.len() + name_len)?;
+    skip_frame(frame)?.is_empty().then(|| Needle {
+        name: Prefix::new(name),
+        frame: Prefix::new(frame),
+    })
+}
+
+/// What follows the Timestamp in an encoded value: the property count, then the frames.
+fn frames_of(encoded: &[u8]) -> Option<&[u8]> {
+    let (&version, rest) = encoded.split_first()?;
+    let (&flags, rest) = rest.split_first()?;
+    if version != PROPERTY_FORMAT_VERSION {
+        return None;
+    }
+    if flags & FLAG_HAS_TIMESTAMP == 0 {
+        Some(rest)
+    } else {
+        rest.get(TICKS_LEN..)
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-    use super::Prefilter;
+    use super::{Prefilter, Verdict};
     use crate::codec::property;
     use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
     use crate::query::{EncodedEntity, Filter};
@@ -124,6 +313,12 @@ mod tests {
             row(&[("Other", Value::string("g1").unwrap())]),
             row(&[("N", Value::Int64(7)), ("B", Value::Boolean(true))]),
             row(&[("N", Value::Int32(7)), ("D", Value::Double(-0.0))]),
+            row(&[("Group", Value::binary(b"g1".to_vec()).unwrap())]),
+            row(&[
+                ("N", Value::Int32(-7)),
+                ("Group", Value::string("g").unwrap()),
+            ]),
+            row(&[]),
         ];
         let filters = [
             "Group eq 'g1'",
@@ -133,8 +328,11 @@ mod tests {
             "D eq 0.0",
             "Group ne 'g1'",
             "not (Group eq 'g2')",
+            "Group eq 'g1' and Group eq 'g1'",
+            "Group eq 'g1' and Group eq 'g2'",
+            "N eq 7 and Group eq 'g1' and N eq 7L",
         ];
-        let mut ruled_out = 0;
+        let (mut ruled_out, mut said_yes) = (0, 0);
         for text in filters {
             let filter = Filter::parse(text).unwrap();
             let prefilter = Prefilter::new(&filter);
@@ -147,11 +345,18 @@ mod tests {
                 let matches = filter.matches(&encoded).unwrap();
                 let may = prefilter.may_match(bytes);
                 assert!(may || !matches, "{text} ruled out a matching row");
+                let verdict = prefilter.verdict(bytes);
+                assert_eq!(verdict == Verdict::No, !may, "{text}");
+                if verdict == Verdict::Yes {
+                    assert!(matches, "{text} said yes to a row the filter rejects");
+                    said_yes += 1;
+                }
                 ruled_out += usize::from(!may);
             }
         }
         // The test is not vacuous: most rows fail `Group eq 'g1'` on their bytes alone.
         assert!(ruled_out >= 10, "{ruled_out}");
+        assert!(said_yes >= 3, "{said_yes}");
     }
 
     #[test]
@@ -166,6 +371,48 @@ mod tests {
         ] {
             let prefilter = Prefilter::new(&Filter::parse(text).unwrap());
             assert_eq!(prefilter.needles.len(), needles, "{text}");
+            // Only a filter made of needles alone can be decided by them.
+            let alone = !text.contains(" or ") && !text.contains(" gt ") && needles > 0;
+            assert_eq!(prefilter.decides, alone, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_prefilter_leaves_rows_it_cannot_frame_to_the_filter() {
+        let prefilter = Prefilter::new(&Filter::parse("Group eq 'g1'").unwrap());
+        let whole = row(&[
+            ("N", Value::Int32(7)),
+            ("Group", Value::string("g1").unwrap()),
+        ]);
+        assert!(prefilter.may_match(&whole));
+        // Cut inside the N frame: the walk cannot frame the row, so the filter must read it
+        // (and report the damage) rather than have it skipped unread.
+        for cut in 0..whole.len() {
+            assert!(prefilter.may_match(&whole[..cut]), "cut at {cut}");
+        }
+        let wrong = row(&[("Group", Value::string("g2").unwrap())]);
+        assert!(!prefilter.may_match(&wrong));
+    }
+
+    #[test]
+    fn a_word_prefix_test_agrees_with_starts_with() {
+        let input: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
+        for len in 0..=20 {
+            for at in 0..input.len() {
+                let rest = &input[at..];
+                let mut prefix = input[at..].iter().take(len).copied().collect::<Vec<_>>();
+                let same = super::Prefix::new(&prefix);
+                assert_eq!(
+                    same.starts(rest),
+                    rest.starts_with(&prefix),
+                    "{len} at {at}"
+                );
+                if let Some(last) = prefix.last_mut() {
+                    *last ^= 0x80;
+                    let other = super::Prefix::new(&prefix);
+                    assert!(!other.starts(rest), "{len} at {at}");
+                }
+            }
         }
     }
 }

@@ -13,7 +13,7 @@ use super::row::{self, StoredEntity};
 use crate::codec::format::{KEY_SEPARATOR, TABLE_END_MARKER};
 use crate::codec::key;
 use crate::codec::property::PropertyReader;
-use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan, Prefilter};
+use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan, Prefilter, Verdict};
 
 /// A query of one table: `$filter`, `$select`, `$top` and where to resume.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -153,13 +153,16 @@ impl Table {
             if !exact_range && !plan.scope.contains(pk, rk) {
                 continue;
             }
-            if prefilter
+            let verdict = prefilter
                 .as_ref()
-                .is_some_and(|prefilter| !prefilter.may_match(value))
-            {
+                .map_or(Verdict::Maybe, |prefilter| prefilter.verdict(value));
+            if verdict == Verdict::No {
                 continue;
             }
-            if let Some(residual) = &plan.residual {
+            // A `Yes` row is read in full by `visit`, which checks it.
+            if verdict == Verdict::Maybe
+                && let Some(residual) = &plan.residual
+            {
                 let row = EncodedEntity {
                     partition_key: pk,
                     row_key: rk,

@@ -3,11 +3,12 @@
 
 mod skiplist;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::RwLock;
 
-use self::skiplist::{NodeRef, SkipList};
+use self::skiplist::{NodeRef, SkipList, SkipPos};
 use super::batch::BatchOp;
 use super::{RangeTombstone, Seq, ValueKind};
 
@@ -75,57 +76,6 @@ impl Memtable {
         (node.key() == key).then(|| to_entry(node))
     }
 
-    /// Up to `limit` entries in internal order starting at the first with user key `>= start`
-    /// (or strictly after the internal key `after`, when given).
-    #[must_use]
-    pub fn scan(&self, start: &[u8], after: Option<(&[u8], Seq)>, limit: usize) -> Vec<MemEntry> {
-        let mut out = Vec::new();
-        let len = self.scan_into(start, after, None, limit, &mut out);
-        out.truncate(len);
-        out
-    }
-
-    /// As [`Memtable::scan`], but stopping before user key `end` (when given) and writing
-    /// into `out[..n]`, reusing the entries (and their key and value buffers) already there;
-    /// returns `n`. Entries past `n` are left as they were.
-    pub fn scan_into(
-        &self,
-        start: &[u8],
-        after: Option<(&[u8], Seq)>,
-        end: Option<&[u8]>,
-        limit: usize,
-        out: &mut Vec<MemEntry>,
-    ) -> usize {
-        let mut node = match after {
-            Some((user_key, seq)) => {
-                // Strictly after `(user_key, seq)`: skip the entry itself if present.
-                let first = self.list.lower_bound(user_key, seq);
-                std::iter::successors(first, |n| n.successor())
-                    .find(|n| n.key() != user_key || n.seq() != seq)
-            }
-            None => self.list.lower_bound(start, Seq::MAX),
-        };
-        let mut len = 0;
-        while let Some(n) = node {
-            if len >= limit || end.is_some_and(|end| n.key() >= end) {
-                break;
-            }
-            if let Some(slot) = out.get_mut(len) {
-                slot.key.clear();
-                slot.key.extend_from_slice(n.key());
-                slot.value.clear();
-                slot.value.extend_from_slice(n.value());
-                slot.seq = n.seq();
-                slot.kind = n.kind();
-            } else {
-                out.push(to_entry(n));
-            }
-            len += 1;
-            node = n.successor();
-        }
-        len
-    }
-
     /// Every entry in internal order (for flushing a frozen memtable).
     pub fn entries(&self) -> impl Iterator<Item = MemEntry> + '_ {
         std::iter::successors(self.list.first(), |n| n.successor()).map(to_entry)
@@ -169,6 +119,86 @@ impl Memtable {
     #[must_use]
     pub fn max_seq(&self) -> Seq {
         self.max_seq.load(Ordering::Relaxed)
+    }
+}
+
+/// A cursor over a memtable's entries in internal order that lends them in place: it holds
+/// the memtable, so every entry it reaches stays valid (nodes are freed only with their
+/// list) and nothing is copied per entry.
+#[derive(Debug)]
+pub struct MemCursor {
+    mem: Arc<Memtable>,
+    /// The current node of `mem.list`; `None` before a seek and past the end.
+    pos: Option<SkipPos>,
+}
+
+impl MemCursor {
+    /// A cursor over `mem`, not yet positioned.
+    #[must_use]
+    pub fn new(mem: Arc<Memtable>) -> Self {
+        Self { mem, pos: None }
+    }
+
+    /// Moves to the first entry with user key `>= start`; false when there is none.
+    pub fn seek(&mut self, start: &[u8]) -> bool {
+        self.pos = self.mem.list.lower_bound(start, Seq::MAX).map(NodeRef::pos);
+        self.pos.is_some()
+    }
+
+    /// Moves to the next entry; false at the end (and then stays there).
+    #[inline]
+    pub fn step(&mut self) -> bool {
+        self.pos = self.node().and_then(NodeRef::successor).map(NodeRef::pos);
+        self.pos.is_some()
+    }
+
+    /// Leaves the entries: the cursor is past the end.
+    pub fn finish(&mut self) {
+        self.pos = None;
+    }
+
+    #[inline]
+    fn node(&self) -> Option<NodeRef<'_>> {
+        // SAFETY: `pos` is only ever set from nodes of `self.mem.list` (`seek`, `step`), and
+        // `self.mem` keeps that list, hence its nodes, alive for the borrow of `self`.
+        self.pos.map(|pos| unsafe { pos.node(&self.mem.list) })
+    }
+
+    /// The current user key (empty when not positioned).
+    #[inline]
+    #[must_use]
+    pub fn key(&self) -> &[u8] {
+        self.node().map_or(&[], NodeRef::key)
+    }
+
+    /// The current value (empty when not positioned, or for a tombstone).
+    #[inline]
+    #[must_use]
+    pub fn value(&self) -> &[u8] {
+        self.node().map_or(&[], NodeRef::value)
+    }
+
+    /// The current user key, sequence number and kind in one look at the node (an empty
+    /// key, 0 and Put when not positioned).
+    #[inline]
+    #[must_use]
+    pub fn head(&self) -> (&[u8], Seq, ValueKind) {
+        self.node()
+            .map_or((&[], 0, ValueKind::Put), |n| (n.key(), n.seq(), n.kind()))
+    }
+
+    /// The current sequence number (0 when not positioned).
+    #[inline]
+    #[must_use]
+    pub fn seq(&self) -> Seq {
+        self.node().map_or(0, NodeRef::seq)
+    }
+
+    /// The current kind.
+    #[inline]
+    #[must_use]
+    pub fn kind(&self) -> ValueKind {
+        self.node().map_or(ValueKind::Put, NodeRef::kind)
     }
 }
 
@@ -264,7 +294,6 @@ mod tests {
 
     #[test]
     fn memtable_readers_see_whole_entries_while_a_writer_inserts() {
-        use std::sync::Arc;
         use std::sync::atomic::AtomicBool;
         let writes: u64 = if cfg!(miri) { 300 } else { 20_000 };
         let mem = Arc::new(Memtable::new());
@@ -289,14 +318,14 @@ mod tests {
                             assert_eq!((entry.seq, entry.value), (i + 1, value));
                         }
                         // A scan is in order and every entry it meets is whole.
-                        let entries = mem.scan(b"", None, usize::MAX);
+                        let entries = walk(&mem, b"");
                         assert!(entries.len() as u64 >= seen);
                         for pair in entries.windows(2) {
-                            assert!(pair[0].key < pair[1].key);
+                            assert!(pair[0].0 < pair[1].0);
                         }
-                        for entry in &entries {
-                            let (key, value) = concurrent_entry(entry.seq - 1);
-                            assert_eq!((&entry.key, &entry.value), (&key, &value));
+                        for (got_key, seq, _, got_value) in &entries {
+                            let (key, value) = concurrent_entry(seq - 1);
+                            assert_eq!((got_key, got_value), (&key, &value));
                         }
                     }
                 })
@@ -350,33 +379,74 @@ mod tests {
         assert!(mem.approximate_bytes() > 0);
     }
 
-    #[test]
-    fn memtable_scan_resumes_after_internal_key_in_order() {
-        let mem = Memtable::new();
-        for (key, seq) in [(b"a", 1), (b"b", 2), (b"b", 3), (b"c", 4)] {
-            mem.insert(key, seq, ValueKind::Put, b"");
+    /// Every entry a cursor meets from `start` on, as (key, seq, kind, value).
+    fn walk(mem: &Arc<Memtable>, start: &[u8]) -> Vec<(Vec<u8>, Seq, ValueKind, Vec<u8>)> {
+        let mut cursor = MemCursor::new(Arc::clone(mem));
+        let mut out = Vec::new();
+        let mut more = cursor.seek(start);
+        while more {
+            out.push((
+                cursor.key().to_vec(),
+                cursor.seq(),
+                cursor.kind(),
+                cursor.value().to_vec(),
+            ));
+            more = cursor.step();
         }
-        let first = mem.scan(b"b", None, 1);
-        assert_eq!((first[0].key.as_slice(), first[0].seq), (&b"b"[..], 3));
-        let rest = mem.scan(b"b", Some((b"b", 3)), 10);
-        let got: Vec<_> = rest.iter().map(|e| (e.key.clone(), e.seq)).collect();
-        assert_eq!(got, vec![(b"b".to_vec(), 2), (b"c".to_vec(), 4)]);
+        // Past the end the cursor lends nothing and stays there.
+        assert!(!cursor.step());
+        assert_eq!(
+            (cursor.key(), cursor.value(), cursor.seq()),
+            (&b""[..], &b""[..], 0)
+        );
+        out
     }
 
     #[test]
-    fn memtable_scan_into_stops_at_end_and_overwrites_reused_entries() {
-        let mem = Memtable::new();
-        mem.insert(b"a", 1, ValueKind::Put, b"long value");
-        mem.insert(b"b", 2, ValueKind::Delete, b"");
-        let mut out = Vec::new();
-        assert_eq!(mem.scan_into(b"", None, None, 10, &mut out), 2);
-        assert_eq!(mem.scan_into(b"", None, Some(b"b"), 10, &mut out), 1);
-        assert_eq!(mem.scan_into(b"b", None, None, 10, &mut out), 1);
-        assert_eq!((out[0].key.as_slice(), out[0].seq), (&b"b"[..], 2));
+    fn memtable_cursor_lends_entries_in_internal_order_from_its_seek_key() {
+        let mem = Arc::new(Memtable::new());
+        for (key, seq) in [(b"a", 1), (b"b", 2), (b"b", 3), (b"c", 4)] {
+            mem.insert(key, seq, ValueKind::Put, &[key[0]; 3]);
+        }
+        mem.insert(b"d", 5, ValueKind::Delete, b"");
+        let got = walk(&mem, b"b");
+        let keys: Vec<_> = got.iter().map(|(k, s, _, _)| (k.clone(), *s)).collect();
         assert_eq!(
-            (out[0].kind, out[0].value.as_slice()),
+            keys,
+            vec![
+                (b"b".to_vec(), 3),
+                (b"b".to_vec(), 2),
+                (b"c".to_vec(), 4),
+                (b"d".to_vec(), 5)
+            ]
+        );
+        assert_eq!(got[2].3, b"ccc");
+        assert_eq!(
+            (got[3].2, got[3].3.as_slice()),
             (ValueKind::Delete, &b""[..])
         );
-        assert_eq!(mem.scan_into(b"c", None, None, 10, &mut out), 0);
+        assert!(walk(&mem, b"e").is_empty());
+        assert_eq!(walk(&mem, b"").len(), 5);
+    }
+
+    #[test]
+    fn memtable_cursor_keeps_its_entries_alive_after_other_handles_drop() {
+        let mem = Arc::new(Memtable::new());
+        for i in 0..2_000u32 {
+            mem.insert(&i.to_be_bytes(), u64::from(i), ValueKind::Put, &[7; 100]);
+        }
+        let mut cursor = MemCursor::new(Arc::clone(&mem));
+        assert!(cursor.seek(&1_000u32.to_be_bytes()));
+        drop(mem);
+        let mut seen = 0u32;
+        loop {
+            assert_eq!(cursor.key(), (1_000 + seen).to_be_bytes());
+            assert_eq!(cursor.value(), [7; 100]);
+            seen += 1;
+            if !cursor.step() {
+                break;
+            }
+        }
+        assert_eq!(seen, 1_000);
     }
 }

@@ -141,6 +141,11 @@ impl<'a> NodeRef<'a> {
         ValueKind::from_tag(self.header().kind).unwrap_or(ValueKind::Put)
     }
 
+    /// This node's position, to come back to it later through [`SkipPos::node`].
+    pub fn pos(self) -> SkipPos {
+        SkipPos(self.ptr)
+    }
+
     /// The next node in internal order.
     pub fn successor(self) -> Option<NodeRef<'a>> {
         self.next(0)
@@ -150,6 +155,33 @@ impl<'a> NodeRef<'a> {
     /// then sequence number descending.
     fn cmp_to(self, key: &[u8], seq: Seq) -> KeyOrdering {
         self.key().cmp(key).then_with(|| seq.cmp(&self.seq()))
+    }
+}
+
+/// Where a cursor stands in a list, kept without a borrow of it so a cursor can own the
+/// list's memtable (an `Arc`) alongside: turned back into a [`NodeRef`] only by
+/// [`SkipPos::node`], against the list it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkipPos(NonNull<Node>);
+
+// SAFETY: a position is an address only; it is read through a `&SkipList` (which is `Sync`)
+// and never written through.
+unsafe impl Send for SkipPos {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for SkipPos {}
+
+impl SkipPos {
+    /// The node at this position.
+    ///
+    /// # Safety
+    /// `self` must come from [`NodeRef::pos`] of a node of `list` (the same list, not
+    /// another): nodes live until their list is dropped, so the node is then valid for `'a`.
+    pub unsafe fn node<'a>(self, list: &'a SkipList) -> NodeRef<'a> {
+        let _ = list;
+        NodeRef {
+            ptr: self.0,
+            list: PhantomData,
+        }
     }
 }
 
