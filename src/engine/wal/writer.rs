@@ -17,7 +17,12 @@ use crate::engine::{Error, Result};
 ///   last to end with a seal;
 /// - the first write of a writer that resumes a segment (`pos > 0`, or any trace of this
 ///   segment's id past `pos`) zeroes the rest of the segment and syncs, so frames of a crashed
-///   run that lie beyond `pos` can never be chained onto the new ones.
+///   run that lie beyond `pos` can never be chained onto the new ones;
+/// - the first durable append to a segment writes zeroes over the rest of it and syncs
+///   (once per segment), so every later durable append overwrites blocks the file system
+///   has already allocated and written: an `O_DSYNC` write or `fdatasync` that extends the
+///   file, fills a hole or converts an unwritten extent must also commit the file system's
+///   journal, which costs about twice the kernel CPU and several times the latency.
 ///
 /// ```
 /// use strata::engine::file::{Extent, FaultyStorage, WalSegmentRef};
@@ -42,6 +47,8 @@ pub struct WalWriter {
     synced: u64,
     /// Whether the resume check of the first write has run.
     prepared: bool,
+    /// Whether the segment from `pos` on is known to be written (zeroes) on disk already.
+    prewritten: bool,
     sealed: bool,
     buf: Vec<u8>,
 }
@@ -56,6 +63,7 @@ impl WalWriter {
             pos,
             synced: 0,
             prepared: false,
+            prewritten: false,
             sealed: false,
             buf: Vec::new(),
         }
@@ -91,6 +99,9 @@ impl WalWriter {
             return Ok(false);
         }
         self.prepare(storage)?;
+        if !self.prewritten && self.fits(frames.len()) {
+            self.zero_rest(storage, "prewrite WAL segment")?;
+        }
         if self.synced != self.pos {
             let fitted = self.append(storage, frames)?;
             if fitted {
@@ -243,29 +254,35 @@ impl WalWriter {
             return Ok(());
         }
         if self.pos > 0 || self.may_hold_own_frames(storage)? {
-            let mut at = self.pos;
-            let zeros = vec![0u8; ZERO_CHUNK_LEN];
-            while at < self.segment.extent.len {
-                let n = usize::try_from(self.segment.extent.len - at)
-                    .unwrap_or(usize::MAX)
-                    .min(ZERO_CHUNK_LEN);
-                storage
-                    .write_all_at(
-                        zeros.get(..n).unwrap_or_default(),
-                        self.segment.extent.offset + at,
-                    )
-                    .map_err(|source| Error::Io {
-                        op: "clear resumed WAL segment",
-                        source,
-                    })?;
-                at += n as u64;
-            }
-            storage.sync_data().map_err(|source| Error::Io {
-                op: "sync cleared WAL segment",
-                source,
-            })?;
+            self.zero_rest(storage, "clear resumed WAL segment")?;
         }
         self.prepared = true;
+        self.synced = self.pos;
+        Ok(())
+    }
+
+    /// Writes zeroes from `pos` to the end of the segment and syncs, which also makes every
+    /// frame before `pos` durable. Zeroes read as the clean end of the log.
+    fn zero_rest(&mut self, storage: &dyn Storage, op: &'static str) -> Result<()> {
+        let mut at = self.pos;
+        let zeros = vec![0u8; ZERO_CHUNK_LEN];
+        while at < self.segment.extent.len {
+            let n = usize::try_from(self.segment.extent.len - at)
+                .unwrap_or(usize::MAX)
+                .min(ZERO_CHUNK_LEN);
+            storage
+                .write_all_at(
+                    zeros.get(..n).unwrap_or_default(),
+                    self.segment.extent.offset + at,
+                )
+                .map_err(|source| Error::Io { op, source })?;
+            at += n as u64;
+        }
+        storage.sync_data().map_err(|source| Error::Io {
+            op: "sync zeroed WAL segment",
+            source,
+        })?;
+        self.prewritten = true;
         self.synced = self.pos;
         Ok(())
     }
