@@ -18,11 +18,12 @@ use crate::engine::{Error, Result};
 /// - the first write of a writer that resumes a segment (`pos > 0`, or any trace of this
 ///   segment's id past `pos`) zeroes the rest of the segment and syncs, so frames of a crashed
 ///   run that lie beyond `pos` can never be chained onto the new ones;
-/// - the first durable append to a segment writes zeroes over the rest of it and syncs
-///   (once per segment), so every later durable append overwrites blocks the file system
-///   has already allocated and written: an `O_DSYNC` write or `fdatasync` that extends the
-///   file, fills a hole or converts an unwritten extent must also commit the file system's
-///   journal, which costs about twice the kernel CPU and several times the latency.
+/// - the first durable append to a segment writes zeroes over the rest of it (once per
+///   segment) and starts their writeback, so later durable appends overwrite blocks the file
+///   system has already allocated and written: an `O_DSYNC` write or `fdatasync` that extends
+///   the file, fills a hole or converts an unwritten extent must also commit the file
+///   system's journal, which costs more kernel CPU and several times the latency. The zeroes
+///   need not be durable (stale bytes end replay as cleanly), so nothing waits for them.
 ///
 /// ```
 /// use strata::engine::file::{Extent, FaultyStorage, WalSegmentRef};
@@ -100,7 +101,7 @@ impl WalWriter {
         }
         self.prepare(storage)?;
         if !self.prewritten && self.fits(frames.len()) {
-            self.zero_rest(storage, "prewrite WAL segment")?;
+            self.zero_rest(storage, "prewrite WAL segment", false)?;
         }
         if self.synced != self.pos {
             let fitted = self.append(storage, frames)?;
@@ -254,16 +255,17 @@ impl WalWriter {
             return Ok(());
         }
         if self.pos > 0 || self.may_hold_own_frames(storage)? {
-            self.zero_rest(storage, "clear resumed WAL segment")?;
+            self.zero_rest(storage, "clear resumed WAL segment", true)?;
         }
         self.prepared = true;
         self.synced = self.pos;
         Ok(())
     }
 
-    /// Writes zeroes from `pos` to the end of the segment and syncs, which also makes every
-    /// frame before `pos` durable. Zeroes read as the clean end of the log.
-    fn zero_rest(&mut self, storage: &dyn Storage, op: &'static str) -> Result<()> {
+    /// Writes zeroes from `pos` to the end of the segment (zeroes read as the clean end of the
+    /// log), then with `sync` makes them and every frame before `pos` durable, and otherwise
+    /// only starts their writeback.
+    fn zero_rest(&mut self, storage: &dyn Storage, op: &'static str, sync: bool) -> Result<()> {
         let mut at = self.pos;
         let zeros = vec![0u8; ZERO_CHUNK_LEN];
         while at < self.segment.extent.len {
@@ -278,11 +280,18 @@ impl WalWriter {
                 .map_err(|source| Error::Io { op, source })?;
             at += n as u64;
         }
+        self.prewritten = true;
+        if !sync {
+            // Only a hint: the zeroes' writeback is what lets the file system allocate the
+            // blocks now rather than under a later durable append; a failure loses nothing.
+            let start = self.segment.extent.offset + self.pos;
+            let _ = storage.start_writeback(start, self.segment.extent.end() - start);
+            return Ok(());
+        }
         storage.sync_data().map_err(|source| Error::Io {
             op: "sync zeroed WAL segment",
             source,
         })?;
-        self.prewritten = true;
         self.synced = self.pos;
         Ok(())
     }
