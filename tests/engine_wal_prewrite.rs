@@ -55,6 +55,51 @@ fn wal_first_durable_append_prewrites_the_rest_of_the_segment() {
 }
 
 #[test]
+fn wal_durable_appends_prewrite_a_bounded_window_ahead_of_the_tail() {
+    let disk = FaultyStorage::new();
+    let big = WalSegmentRef {
+        extent: Extent {
+            offset: 8192,
+            len: 8 << 20,
+        },
+        id: 9,
+    };
+    let mut wal = WalWriter::fresh(big);
+    let payload = vec![7u8; 4000];
+    let window = 1 << 20;
+    let mut seq = 1;
+    while wal.pos() < 3 * window {
+        let mut frames = Vec::new();
+        wal.encode(
+            &WalRecord {
+                seq,
+                payload: &payload,
+            },
+            &mut frames,
+        );
+        assert!(wal.append_durable(&disk, &frames).unwrap());
+        let written = disk.len().unwrap() - big.extent.offset;
+        // Zeroes stay ahead of the tail, but never more than one window past it.
+        assert!(written >= wal.pos(), "{written} < {}", wal.pos());
+        assert!(
+            written <= wal.pos() + window,
+            "{written} > {} + {window}",
+            wal.pos()
+        );
+        seq += 1;
+    }
+    disk.crash();
+    let mut count = 0;
+    replay(&disk, &[big], &mut |_, p, _| {
+        assert_eq!(p, &payload[..]);
+        count += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(count, seq - 1);
+}
+
+#[test]
 fn wal_buffered_appends_do_not_prewrite() {
     let disk = FaultyStorage::new();
     let mut wal = WalWriter::fresh(SEGMENT);
