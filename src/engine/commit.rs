@@ -10,6 +10,12 @@
 //! first batch still queued, whose writer leads next. Waiting on the lock instead made every
 //! member of a group take the lock in turn just to learn it was done — one context switch
 //! each, during which nobody synced — and capped group commit far below the sync rate.
+//!
+//! A `Sync` leader that finds fewer batches queued than its recent groups held waits a little
+//! for the rest (a bounded gather): the members of the group just committed are still waking
+//! and will be back with their next batch within microseconds. Without it, with N threads
+//! doing durable writes, a full group alternates with a lone leader that started syncing
+//! while everyone else was still waking up — roughly two syncs for every N writes.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -35,6 +41,13 @@ const STOP_RECHECK: Duration = Duration::from_millis(100);
 /// again (a safety net: leaders wake their members and the next queued writer; other holders
 /// of the writer lock, such as a WAL sync or a memtable switch, do not).
 const LEADER_RECHECK: Duration = Duration::from_millis(1);
+
+/// Longest a `Sync` leader waits for the writers of its recent groups to queue up again. A
+/// bound, not the usual wait: returning writers queue within tens of microseconds, and a
+/// writer that stopped writing costs at most this once or twice before the recent group
+/// sizes forget it. A leader never waits longer than its recent syncs took either: past
+/// that, syncing the stragglers in a group of their own costs no more time.
+const GATHER_MAX: Duration = Duration::from_micros(200);
 
 /// One queued batch and the slot its leader fills with the outcome.
 #[derive(Debug)]
@@ -75,6 +88,11 @@ pub struct WriterState {
     pub next_segment_len: u64,
     /// The frames of the group being committed (kept to reuse its allocation).
     pub frames: Vec<u8>,
+    /// Batch counts of the last two `Sync` groups: how many writers are likely to be busy
+    /// writing durably, which a gathering leader waits for.
+    pub recent_sync_groups: [usize; 2],
+    /// Moving average of how long a `Sync` group's append took, in nanoseconds.
+    pub sync_nanos: u64,
 }
 
 impl WriterState {
@@ -84,6 +102,8 @@ impl WriterState {
             wal: None,
             next_segment_len: WAL_SEGMENT_MIN_BYTES,
             frames: Vec::new(),
+            recent_sync_groups: [0; 2],
+            sync_nanos: GATHER_MAX.as_nanos() as u64,
         }
     }
 }
@@ -118,7 +138,14 @@ impl Inner {
             state: Mutex::new(PendingState::default()),
             wake: Condvar::new(),
         });
-        self.queue.lock().push(Arc::clone(&pending));
+        {
+            let mut queue = self.queue.lock();
+            queue.push(Arc::clone(&pending));
+            let target = self.gather_target.load(Ordering::Relaxed);
+            if target != 0 && queue.len() >= target {
+                self.queue_grew.notify_one();
+            }
+        }
         loop {
             {
                 let mut state = pending.state.lock();
@@ -145,7 +172,7 @@ impl Inner {
     /// earlier leader took them all), then calls the next queued writer to lead.
     fn lead(&self) {
         let mut writer = self.writer.lock();
-        let group = self.take_group();
+        let group = self.take_group(&mut writer);
         if group.is_empty() {
             return;
         }
@@ -254,8 +281,30 @@ impl Inner {
         Ok(())
     }
 
-    fn take_group(&self) -> Vec<Arc<Pending>> {
+    /// Drains the next group from the queue; a `Sync` group first gathers for up to
+    /// [`GATHER_MAX`] until as many batches are queued as the larger of the last two `Sync`
+    /// groups held (a lone writer never waits: its groups held one batch).
+    fn take_group(&self, writer: &mut WriterState) -> Vec<Arc<Pending>> {
         let mut queue = self.queue.lock();
+        let expected = writer
+            .recent_sync_groups
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .min(MAX_GROUP_BATCHES);
+        let sync = queue.iter().any(|member| member.sync);
+        if sync && !queue.is_empty() && queue.len() < expected {
+            let wait = GATHER_MAX.min(Duration::from_nanos(writer.sync_nanos));
+            let deadline = Instant::now() + wait;
+            self.gather_target.store(expected, Ordering::Relaxed);
+            while queue.len() < expected {
+                if self.queue_grew.wait_until(&mut queue, deadline).timed_out() {
+                    break;
+                }
+            }
+            self.gather_target.store(0, Ordering::Relaxed);
+        }
         let mut bytes = 0;
         let mut count = 0;
         for member in queue.iter() {
@@ -267,7 +316,11 @@ impl Inner {
             bytes += member.payload.len();
             count += 1;
         }
-        queue.drain(..count).collect()
+        let group: Vec<Arc<Pending>> = queue.drain(..count).collect();
+        if group.iter().any(|member| member.sync) {
+            writer.recent_sync_groups = [writer.recent_sync_groups[1], group.len()];
+        }
+        group
     }
 
     /// Appends, syncs and applies one group; returns the sequence number of each batch.
@@ -278,7 +331,12 @@ impl Inner {
         let first_seq = self.last_seq() + 1;
         let mut image = std::mem::take(&mut writer.frames);
         let durable = group.iter().any(|member| member.sync);
+        let started = durable.then(Instant::now);
         let appended = self.append_group(writer, group, first_seq, &mut image, durable);
+        if let Some(started) = started {
+            let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            writer.sync_nanos = (writer.sync_nanos.saturating_mul(3) / 4).saturating_add(took / 4);
+        }
         if image.capacity() <= MAX_GROUP_BYTES {
             writer.frames = image;
         }

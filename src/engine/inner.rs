@@ -2,7 +2,7 @@
 //! allocation, superblock commits, version installation, extent reclamation and truncation.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
@@ -93,6 +93,10 @@ pub struct Inner {
     pub last_seq: AtomicU64,
     /// Batches waiting for a group-commit leader.
     pub queue: Mutex<Vec<Arc<Pending>>>,
+    /// Signalled (with `queue` held) when the queue reaches `gather_target` batches.
+    pub queue_grew: Condvar,
+    /// Queue length a gathering leader waits for (0: no leader is gathering).
+    pub gather_target: AtomicUsize,
     /// The WAL tail; held by the group-commit leader.
     pub writer: Mutex<WriterState>,
     /// Set after the first failed write or sync.

@@ -4,9 +4,9 @@
 //! segment, so a torn tail left by a crash is never followed by newer records.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::batch::decode_ops;
 use super::commit::WriterState;
@@ -159,6 +159,8 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         })),
         last_seq: AtomicU64::new(last_seq),
         queue: Mutex::new(Vec::new()),
+        queue_grew: Condvar::new(),
+        gather_target: AtomicUsize::new(0),
         writer: Mutex::new(WriterState {
             // Resumed only to seal it before the log moves on to a fresh segment.
             wal: sb
