@@ -151,6 +151,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         engine.flush()
     })?;
+    print_levels(&engine)?;
+    println!(
+        "  write amplification after load {:.2}",
+        engine.stats()?.write_amplification
+    );
     phase("overwrite", &mut || {
         for round in 0..entries / BATCH {
             let mut batch = WriteBatch::new();

@@ -57,6 +57,13 @@ impl Inner {
         let _guard = self.compaction.lock();
         while let Some(job) = pick(&self.view().version, &self.options) {
             self.run_compaction(&job)?;
+            // Memtables frozen during the job go to L0 now, not after the whole backlog:
+            // otherwise writers stop at the frozen-memtable limit and flush them themselves.
+            if !self.frozen.lock().is_empty()
+                && let Some(_flushing) = self.flushing.try_lock()
+            {
+                self.flush_frozen()?;
+            }
         }
         Ok(())
     }
