@@ -130,10 +130,29 @@ impl Inner {
         if let Some(moved) = self.trivial_move(job) {
             return moved;
         }
-        let outputs = self.merge_parts(job, vec![KeyRange::default()])?;
+        let outputs = self.merge_parts(job, self.subcompactions(job))?;
         self.commit_job(job, outputs)?;
         self.punch_free_space();
         Ok(())
+    }
+
+    /// Key ranges `job` is merged in, one per thread (RocksDB's subcompactions): a long
+    /// L0 → L1 job on one thread let L0 pile up to the write stop while the other core idled.
+    /// Cut at the first keys of the job's output-level inputs, which are disjoint and tell how
+    /// the keys spread (L0 SSTs each span about the whole key space).
+    fn subcompactions(&self, job: &CompactionJob) -> Vec<KeyRange> {
+        let current = Arc::clone(&self.view().version);
+        let Some(level) = current.levels.get(job.output_level) else {
+            return vec![KeyRange::default()];
+        };
+        let lower: Vec<Arc<SstHandle>> = job
+            .inputs
+            .iter()
+            .filter(|input| level.iter().any(|sst| Arc::ptr_eq(sst, input)))
+            .cloned()
+            .collect();
+        let min_part = full::MIN_PART_SSTS * self.options.sst_target_bytes as u64;
+        full::split_ranges(&lower, full::compaction_threads(), min_part)
     }
 
     /// Merges `job` into new SSTs, one key range of `parts` per thread (the first on this
