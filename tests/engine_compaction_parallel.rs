@@ -130,7 +130,13 @@ fn compaction_trivial_move_keeps_a_sequential_load_from_being_rewritten_level_by
 fn compaction_level_jobs_merged_in_key_ranges_keep_levels_disjoint_and_every_key_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let engine = Engine::open(&path, small_options()).unwrap();
+    // Slowdown at the compaction trigger: every L0 → L1 job counts as behind, so it is the
+    // one merged in key ranges on parallel threads.
+    let options = Options {
+        l0_slowdown_trigger: 4,
+        ..small_options()
+    };
+    let engine = Engine::open(&path, options.clone()).unwrap();
     let mut model = BTreeMap::new();
     let mut x = 0x6A09_E667_F3BC_C908u64;
     for round in 0..80u64 {
@@ -164,6 +170,6 @@ fn compaction_level_jobs_merged_in_key_ranges_keep_levels_disjoint_and_every_key
     engine.close().unwrap();
     let report = Engine::check(&path).unwrap();
     assert!(report.problems.is_empty(), "{report:?}");
-    let engine = Engine::open(&path, small_options()).unwrap();
+    let engine = Engine::open(&path, options).unwrap();
     assert_matches(&engine, &model);
 }

@@ -22,6 +22,7 @@ use super::file::Extent;
 use super::inner::Inner;
 use super::manifest::SstMeta;
 use super::sst::{SstOptions, SstReader, SstWriter};
+use super::stall::{Debt, Mode};
 use super::version::{SstHandle, Version};
 use super::{Error, Result, ValueKind};
 
@@ -138,10 +139,19 @@ impl Inner {
 
     /// Key ranges `job` is merged in, one per thread (RocksDB's subcompactions): a long
     /// L0 → L1 job on one thread let L0 pile up to the write stop while the other core idled.
-    /// Cut at the first keys of the job's output-level inputs, which are disjoint and tell how
-    /// the keys spread (L0 SSTs each span about the whole key space).
+    /// Only while compaction is behind (RocksDB's "speedup" bound: L0 a quarter of the way
+    /// from its trigger to the slowdown, or writers held back): otherwise the extra thread
+    /// only takes a core from the writers. Cut at the first keys of the job's output-level
+    /// inputs, which are disjoint and tell how the keys spread (L0 SSTs span about all keys).
     fn subcompactions(&self, job: &CompactionJob) -> Vec<KeyRange> {
         let current = Arc::clone(&self.view().version);
+        let frozen = self.frozen.lock().len();
+        let debt = Debt::of(&current, frozen, &self.options);
+        let trigger = self.options.l0_compaction_trigger;
+        let speedup_at = trigger + self.options.l0_slowdown_at().saturating_sub(trigger) / 4;
+        if debt.files() < speedup_at && debt.mode(&self.options) == Mode::Normal {
+            return vec![KeyRange::default()];
+        }
         let Some(level) = current.levels.get(job.output_level) else {
             return vec![KeyRange::default()];
         };
