@@ -6,6 +6,7 @@
 //!
 //! ```sh
 //! cargo run --release --example compact_cpu -- [--entries N] [--background] [--dir DIR]
+//!     [--l0-trigger N]
 //! ```
 
 use std::path::PathBuf;
@@ -100,12 +101,14 @@ fn print_levels(engine: &Engine) -> strata::engine::Result<()> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut entries = 200_000u64;
     let mut background = false;
+    let mut l0_trigger = Options::default().l0_compaction_trigger;
     let mut dir = std::env::temp_dir();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match flag.as_str() {
             "--entries" => entries = args.next().ok_or("--entries N")?.parse()?,
             "--background" => background = true,
+            "--l0-trigger" => l0_trigger = args.next().ok_or("--l0-trigger N")?.parse()?,
             "--dir" => dir = PathBuf::from(args.next().ok_or("--dir DIR")?),
             other => return Err(format!("unknown flag {other}").into()),
         }
@@ -113,6 +116,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = dir.join(format!("compact_cpu_{}.db", std::process::id()));
     let options = Options {
         background_compaction: background,
+        l0_compaction_trigger: l0_trigger,
+        l0_slowdown_trigger: l0_trigger.max(20),
+        l0_stop_trigger: l0_trigger.max(36),
         ..Options::default()
     };
     let engine = Engine::open(&path, options)?;
@@ -151,6 +157,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         engine.flush()
     })?;
+    print_levels(&engine)?;
+    println!(
+        "  write amplification after load {:.2}",
+        engine.stats()?.write_amplification
+    );
     phase("overwrite", &mut || {
         for round in 0..entries / BATCH {
             let mut batch = WriteBatch::new();

@@ -125,3 +125,51 @@ fn compaction_trivial_move_keeps_a_sequential_load_from_being_rewritten_level_by
     let engine = Engine::open(&path, small_options()).unwrap();
     assert_matches(&engine, &model);
 }
+
+#[test]
+fn compaction_level_jobs_merged_in_key_ranges_keep_levels_disjoint_and_every_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    // Slowdown at the compaction trigger: every L0 → L1 job counts as behind, so it is the
+    // one merged in key ranges on parallel threads.
+    let options = Options {
+        l0_slowdown_trigger: 4,
+        ..small_options()
+    };
+    let engine = Engine::open(&path, options.clone()).unwrap();
+    let mut model = BTreeMap::new();
+    let mut x = 0x6A09_E667_F3BC_C908u64;
+    for round in 0..80u64 {
+        let mut batch = WriteBatch::new();
+        for _ in 0..500 {
+            let key = format!("key{:06}", next(&mut x) % 30_000).into_bytes();
+            if next(&mut x).is_multiple_of(10) {
+                batch.delete(&key);
+                model.remove(&key);
+            } else {
+                let value = format!("{round}-{:0100}", next(&mut x)).into_bytes();
+                batch.put(&key, &value);
+                model.insert(key, value);
+            }
+        }
+        if round == 50 {
+            batch.delete_range(b"key010000", b"key012000");
+            let deleted = b"key010000".as_slice()..b"key012000".as_slice();
+            model.retain(|k, _| !deleted.contains(&k.as_slice()));
+        }
+        engine.write(&batch, Durability::Buffered).unwrap();
+    }
+    engine.flush().unwrap();
+    let stats = engine.stats().unwrap();
+    // L1 jobs merge several target-sized SSTs of L1/L2, enough to be cut into key ranges.
+    assert!(
+        stats.levels.iter().skip(1).map(|l| l.files).sum::<usize>() >= 8,
+        "the data spans several SSTs below L0: {stats:?}"
+    );
+    assert_matches(&engine, &model);
+    engine.close().unwrap();
+    let report = Engine::check(&path).unwrap();
+    assert!(report.problems.is_empty(), "{report:?}");
+    let engine = Engine::open(&path, options).unwrap();
+    assert_matches(&engine, &model);
+}

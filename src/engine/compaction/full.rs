@@ -13,7 +13,14 @@ use crate::engine::version::SstHandle;
 /// Most threads one full compaction merges on (at most one per available core).
 const MAX_COMPACTION_THREADS: usize = 4;
 /// A key range is not worth a thread of its own below this many target-sized SSTs of input.
-const MIN_PART_SSTS: u64 = 2;
+pub const MIN_PART_SSTS: u64 = 2;
+
+/// Threads one compaction merges on: one per available core, at most `MAX_COMPACTION_THREADS`.
+pub fn compaction_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MAX_COMPACTION_THREADS)
+}
 
 impl Inner {
     /// Compacts everything into the last level, then moves SSTs out of the file's tail so the
@@ -30,9 +37,7 @@ impl Inner {
             match self.trivial_move(&job) {
                 Some(moved) => moved?,
                 None => {
-                    let threads = std::thread::available_parallelism()
-                        .map_or(1, usize::from)
-                        .min(MAX_COMPACTION_THREADS);
+                    let threads = compaction_threads();
                     let min_part = MIN_PART_SSTS * self.options.sst_target_bytes as u64;
                     let parts = split_ranges(&job.inputs, threads, min_part);
                     let outputs = self.merge_parts(&job, parts)?;

@@ -118,10 +118,12 @@ impl Run {
 /// A k-way merge of SSTs in internal order; the inputs bypass the block cache.
 #[derive(Debug)]
 pub struct SstMerge {
-    /// Runs not yet exhausted, each positioned on its current entry once started.
+    /// Every run, positioned on its current entry once started (exhausted ones stay put).
     runs: Vec<Run>,
-    /// Index in `runs` of the current (smallest) entry.
-    current: usize,
+    /// Indexes in `runs` of the runs not yet exhausted, as a binary min-heap in internal order
+    /// of their current entries: a compaction behind on L0 merges twenty runs or more, where
+    /// a linear scan for the smallest cost a key comparison per run per entry.
+    heap: Vec<usize>,
     started: bool,
 }
 
@@ -162,13 +164,45 @@ impl SstMerge {
             .collect();
         Self {
             runs,
-            current: 0,
+            heap: Vec::new(),
             started: false,
         }
     }
 
     fn run(&self) -> Option<&SstIter> {
-        self.runs.get(self.current).map(|run| &run.iter)
+        let top = *self.heap.first()?;
+        self.runs.get(top).map(|run| &run.iter)
+    }
+
+    /// True when the run at heap slot `a` is positioned before the one at slot `b`.
+    fn before(&self, a: usize, b: usize) -> bool {
+        let iter = |slot: usize| {
+            let run = *self.heap.get(slot)?;
+            self.runs.get(run).map(|run| &run.iter)
+        };
+        match (iter(a), iter(b)) {
+            (Some(a), Some(b)) => internal_cmp(a, b) == Ordering::Less,
+            _ => false,
+        }
+    }
+
+    /// Moves the run at heap slot `at` down until neither child is positioned before it.
+    fn sift_down(&mut self, mut at: usize) {
+        loop {
+            let (left, right) = (2 * at + 1, 2 * at + 2);
+            let mut first = at;
+            if left < self.heap.len() && self.before(left, first) {
+                first = left;
+            }
+            if right < self.heap.len() && self.before(right, first) {
+                first = right;
+            }
+            if first == at {
+                return;
+            }
+            self.heap.swap(at, first);
+            at = first;
+        }
     }
 }
 
@@ -180,32 +214,32 @@ fn internal_cmp(a: &SstIter, b: &SstIter) -> Ordering {
 impl EntrySource for SstMerge {
     fn advance(&mut self) -> Result<bool> {
         if self.started {
-            if let Some(run) = self.runs.get_mut(self.current)
-                && !run.advance()?
-            {
-                self.runs.swap_remove(self.current);
-            }
-        } else {
-            self.started = true;
-            let mut at = 0;
-            while let Some(run) = self.runs.get_mut(at) {
-                if run.advance()? {
-                    at += 1;
-                } else {
-                    self.runs.swap_remove(at);
+            let Some(&top) = self.heap.first() else {
+                return Ok(false);
+            };
+            let more = match self.runs.get_mut(top) {
+                Some(run) => run.advance()?,
+                None => false,
+            };
+            if !more {
+                let last = self.heap.pop();
+                if let (Some(slot), Some(last)) = (self.heap.first_mut(), last) {
+                    *slot = last;
                 }
             }
-        }
-        let mut best = 0;
-        for (i, run) in self.runs.iter().enumerate().skip(1) {
-            if let Some(top) = self.runs.get(best)
-                && internal_cmp(&run.iter, &top.iter) == Ordering::Less
-            {
-                best = i;
+            self.sift_down(0);
+        } else {
+            self.started = true;
+            for (index, run) in self.runs.iter_mut().enumerate() {
+                if run.advance()? {
+                    self.heap.push(index);
+                }
+            }
+            for at in (0..self.heap.len() / 2).rev() {
+                self.sift_down(at);
             }
         }
-        self.current = best;
-        Ok(!self.runs.is_empty())
+        Ok(!self.heap.is_empty())
     }
     fn key(&self) -> &[u8] {
         self.run().map(SstIter::key).unwrap_or_default()

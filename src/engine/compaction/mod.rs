@@ -22,6 +22,7 @@ use super::file::Extent;
 use super::inner::Inner;
 use super::manifest::SstMeta;
 use super::sst::{SstOptions, SstReader, SstWriter};
+use super::stall::{Debt, Mode};
 use super::version::{SstHandle, Version};
 use super::{Error, Result, ValueKind};
 
@@ -57,6 +58,13 @@ impl Inner {
         let _guard = self.compaction.lock();
         while let Some(job) = pick(&self.view().version, &self.options) {
             self.run_compaction(&job)?;
+            // Memtables frozen during the job go to L0 now, not after the whole backlog:
+            // otherwise writers stop at the frozen-memtable limit and flush them themselves.
+            if !self.frozen.lock().is_empty()
+                && let Some(_flushing) = self.flushing.try_lock()
+            {
+                self.flush_frozen()?;
+            }
         }
         Ok(())
     }
@@ -123,10 +131,38 @@ impl Inner {
         if let Some(moved) = self.trivial_move(job) {
             return moved;
         }
-        let outputs = self.merge_parts(job, vec![KeyRange::default()])?;
+        let outputs = self.merge_parts(job, self.subcompactions(job))?;
         self.commit_job(job, outputs)?;
         self.punch_free_space();
         Ok(())
+    }
+
+    /// Key ranges `job` is merged in, one per thread (RocksDB's subcompactions): a long
+    /// L0 → L1 job on one thread let L0 pile up to the write stop while the other core idled.
+    /// Only while compaction is behind (RocksDB's "speedup" bound: L0 a quarter of the way
+    /// from its trigger to the slowdown, or writers held back): otherwise the extra thread
+    /// only takes a core from the writers. Cut at the first keys of the job's output-level
+    /// inputs, which are disjoint and tell how the keys spread (L0 SSTs span about all keys).
+    fn subcompactions(&self, job: &CompactionJob) -> Vec<KeyRange> {
+        let current = Arc::clone(&self.view().version);
+        let frozen = self.frozen.lock().len();
+        let debt = Debt::of(&current, frozen, &self.options);
+        let trigger = self.options.l0_compaction_trigger;
+        let speedup_at = trigger + self.options.l0_slowdown_at().saturating_sub(trigger) / 4;
+        if debt.files() < speedup_at && debt.mode(&self.options) == Mode::Normal {
+            return vec![KeyRange::default()];
+        }
+        let Some(level) = current.levels.get(job.output_level) else {
+            return vec![KeyRange::default()];
+        };
+        let lower: Vec<Arc<SstHandle>> = job
+            .inputs
+            .iter()
+            .filter(|input| level.iter().any(|sst| Arc::ptr_eq(sst, input)))
+            .cloned()
+            .collect();
+        let min_part = full::MIN_PART_SSTS * self.options.sst_target_bytes as u64;
+        full::split_ranges(&lower, full::compaction_threads(), min_part)
     }
 
     /// Merges `job` into new SSTs, one key range of `parts` per thread (the first on this
