@@ -444,3 +444,39 @@ fn file_durable_write_lands_at_its_offset_and_extends_the_file() {
     assert_eq!(back.get(..5), Some(&b"01234"[..]));
     assert!(back.get(5..).is_some_and(|rest| rest == big.as_slice()));
 }
+
+#[test]
+fn writes_are_reported_held_back_exactly_while_l0_is_over_the_slowdown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = Options {
+        l0_stop_trigger: 100,
+        ..tiny(false)
+    };
+    let engine = Engine::open(dir.path().join("db"), options).expect("open");
+    assert!(
+        !engine.writes_held_back(),
+        "a fresh engine holds nothing back"
+    );
+    for index in 0..3 {
+        engine
+            .write(&batch(index, 10, b"value"), Durability::Buffered)
+            .expect("write");
+        engine.flush().expect("flush");
+    }
+    // Three L0 SSTs reach the slowdown trigger (3); the next write meters itself.
+    engine
+        .write(&batch(3, 1, b"value"), Durability::Buffered)
+        .expect("write");
+    assert!(
+        engine.writes_held_back(),
+        "L0 at the slowdown trigger delays writes"
+    );
+    engine.compact().expect("compact");
+    engine
+        .write(&batch(4, 1, b"value"), Durability::Buffered)
+        .expect("write");
+    assert!(
+        !engine.writes_held_back(),
+        "after compaction writes run freely"
+    );
+}

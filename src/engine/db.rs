@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use super::file::{FileStorage, OpenMode, Storage};
 use super::inner::Inner;
 use super::iter::RangeIter;
+use super::stall::Mode;
 use super::{Durability, Error, Options, Result, Seq, Snapshot, Stats, WriteBatch};
 
 /// An open database file. `Send + Sync`: share it between threads behind an `Arc`.
@@ -136,6 +137,13 @@ impl Engine {
         let storage = FileStorage::open(path, OpenMode::ReadWrite)?;
         let snapshot = self.snapshot();
         super::checkpoint::write_checkpoint(&self.inner, &snapshot, &storage)
+    }
+
+    /// Whether the write controller is delaying or stopping writes right now (flushes and
+    /// compactions behind): a caller that must not block on a write can send it elsewhere.
+    #[must_use]
+    pub fn writes_held_back(&self) -> bool {
+        matches!(self.inner.stall.mode(), Some(Mode::Delayed | Mode::Stopped))
     }
 
     /// Levels, files, live and total bytes, amplification.

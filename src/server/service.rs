@@ -238,9 +238,10 @@ fn is_point_read(method: &str, target: &route::Target) -> bool {
 /// Whether the calling request is still the only one in flight once every connection with
 /// bytes already waiting has been read: yielding lets the runtime poll its sockets, so
 /// requests that arrived while this one was parsed (or while the previous one synced) are
-/// counted before it decides to block the thread.
+/// counted before it decides to block the thread. A write the engine is holding back (flushes
+/// and compactions behind) is never run here: it could block this thread for the whole stall.
 async fn alone(state: &State) -> bool {
-    if !state.alone() {
+    if !state.alone() || state.account.engine().writes_held_back() {
         return false;
     }
     tokio::task::yield_now().await;
