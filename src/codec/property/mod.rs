@@ -46,6 +46,7 @@ mod encoder;
 mod frame;
 mod reader;
 mod value_ref;
+pub(crate) mod walk;
 
 pub use decoder::{decode, decode_stored};
 pub use encoder::{encode, encode_into, encode_stamped_into, encoded_len};

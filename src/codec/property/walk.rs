@@ -1,0 +1,74 @@
+//! A fast walk over an encoded value's property frames by their lengths alone (no name
+//! checked as text, no value decoded), for tests that must look at many rows cheaply, such as
+//! a query's prefilter. Every step is bounds-checked and returns `None` on bytes the encoder
+//! would not write; callers fall back to the full [`super::PropertyReader`], which reports why.
+
+use crate::codec::format::{
+    BOOLEAN_LEN, DOUBLE_LEN, FLAG_HAS_TIMESTAMP, GUID_LEN, MAX_VARINT_LEN, PROPERTY_FORMAT_VERSION,
+    TICKS_LEN,
+};
+use crate::model::EdmType;
+
+/// What follows the Timestamp in an encoded value: the property count, then the frames.
+pub(crate) fn frames_of(encoded: &[u8]) -> Option<&[u8]> {
+    let (&version, rest) = encoded.split_first()?;
+    let (&flags, rest) = rest.split_first()?;
+    if version != PROPERTY_FORMAT_VERSION {
+        return None;
+    }
+    if flags & FLAG_HAS_TIMESTAMP == 0 {
+        Some(rest)
+    } else {
+        rest.get(TICKS_LEN..)
+    }
+}
+
+/// A shortest-form varint at the start of `bytes` as a length, and the bytes after it.
+#[inline(always)]
+pub(crate) fn take_varint(bytes: &[u8]) -> Option<(usize, &[u8])> {
+    if let Some((&first, rest)) = bytes.split_first()
+        && first < 0x80
+    {
+        return Some((usize::from(first), rest));
+    }
+    let mut value: u64 = 0;
+    for (index, &byte) in bytes.iter().enumerate().take(MAX_VARINT_LEN) {
+        value |= u64::from(byte & 0x7F).checked_shl(7 * u32::try_from(index).ok()?)?;
+        if byte < 0x80 {
+            // A zero last byte after the first is a longer form than the encoder writes.
+            if byte == 0 && index > 0 {
+                return None;
+            }
+            return Some((usize::try_from(value).ok()?, bytes.get(index + 1..)?));
+        }
+    }
+    None
+}
+
+/// The bytes after the property frame at the start of `bytes`.
+#[inline]
+pub(crate) fn skip_frame(bytes: &[u8]) -> Option<&[u8]> {
+    let (name_len, rest) = take_varint(bytes)?;
+    let (&tag, rest) = rest.get(name_len..)?.split_first()?;
+    const BINARY: u8 = EdmType::Binary.tag();
+    const STRING: u8 = EdmType::String.tag();
+    const BOOLEAN: u8 = EdmType::Boolean.tag();
+    const DATE_TIME: u8 = EdmType::DateTime.tag();
+    const DOUBLE: u8 = EdmType::Double.tag();
+    const GUID: u8 = EdmType::Guid.tag();
+    const INT32: u8 = EdmType::Int32.tag();
+    const INT64: u8 = EdmType::Int64.tag();
+    let width = match tag {
+        BINARY | STRING => {
+            let (len, rest) = take_varint(rest)?;
+            return rest.get(len..);
+        }
+        INT32 | INT64 => return take_varint(rest).map(|(_, rest)| rest),
+        BOOLEAN => BOOLEAN_LEN,
+        DATE_TIME => TICKS_LEN,
+        DOUBLE => DOUBLE_LEN,
+        GUID => GUID_LEN,
+        _ => return None,
+    };
+    rest.get(width..)
+}
