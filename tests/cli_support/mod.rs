@@ -39,8 +39,24 @@ impl Scratch {
         self.run_stdin(args, "")
     }
 
-    /// Runs `strata --db DB ARGS` with `stdin` as standard input.
+    /// Runs `strata --db DB ARGS` with `stdin` as standard input. A refusal because the file
+    /// is locked is retried for up to a second: a child process another test thread is
+    /// spawning holds a copy of every descriptor of this process (the engine's locked file
+    /// included) until it execs, which on a loaded machine can outlast an `Engine::close`
+    /// followed at once by a run.
     pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        let mut run = self.run_once(args, stdin);
+        for _ in 0..40 {
+            if !run.stderr().contains("is locked by another process") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+            run = self.run_once(args, stdin);
+        }
+        run
+    }
+
+    fn run_once(&self, args: &[&str], stdin: &str) -> Run {
         let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
             .arg("--db")
             .arg(&self.db)
