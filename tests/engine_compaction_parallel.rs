@@ -40,17 +40,21 @@ fn assert_matches(engine: &Engine, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     }
 }
 
-#[test]
-fn compaction_parallel_full_compaction_keeps_the_newest_version_of_every_key_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let engine = Engine::open(&path, small_options()).unwrap();
+/// Writes `rounds` Buffered batches of 500 random puts and deletes over `key_space` keys
+/// (seeded by `seed`), with one range delete `(round, start, end)`; returns the model.
+fn load_random(
+    engine: &Engine,
+    seed: u64,
+    rounds: u64,
+    key_space: u64,
+    range_delete: (u64, &[u8], &[u8]),
+) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let mut model = BTreeMap::new();
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    for round in 0..60u64 {
+    let mut x = seed;
+    for round in 0..rounds {
         let mut batch = WriteBatch::new();
         for _ in 0..500 {
-            let key = format!("key{:06}", next(&mut x) % 20_000).into_bytes();
+            let key = format!("key{:06}", next(&mut x) % key_space).into_bytes();
             if next(&mut x).is_multiple_of(10) {
                 batch.delete(&key);
                 model.remove(&key);
@@ -60,13 +64,28 @@ fn compaction_parallel_full_compaction_keeps_the_newest_version_of_every_key_onc
                 model.insert(key, value);
             }
         }
-        if round == 40 {
-            batch.delete_range(b"key005000", b"key006000");
-            let deleted = b"key005000".as_slice()..b"key006000".as_slice();
-            model.retain(|k, _| !deleted.contains(&k.as_slice()));
+        let (at, start, end) = range_delete;
+        if round == at {
+            batch.delete_range(start, end);
+            model.retain(|k: &Vec<u8>, _| !(start..end).contains(&k.as_slice()));
         }
         engine.write(&batch, Durability::Buffered).unwrap();
     }
+    model
+}
+
+#[test]
+fn compaction_parallel_full_compaction_keeps_the_newest_version_of_every_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let engine = Engine::open(&path, small_options()).unwrap();
+    let model = load_random(
+        &engine,
+        0x2545_F491_4F6C_DD1D,
+        60,
+        20_000,
+        (40, b"key005000", b"key006000"),
+    );
     let before = engine.stats().unwrap();
     assert!(
         before.levels.iter().filter(|l| l.files > 0).count() >= 2,
@@ -137,28 +156,13 @@ fn compaction_level_jobs_merged_in_key_ranges_keep_levels_disjoint_and_every_key
         ..small_options()
     };
     let engine = Engine::open(&path, options.clone()).unwrap();
-    let mut model = BTreeMap::new();
-    let mut x = 0x6A09_E667_F3BC_C908u64;
-    for round in 0..80u64 {
-        let mut batch = WriteBatch::new();
-        for _ in 0..500 {
-            let key = format!("key{:06}", next(&mut x) % 30_000).into_bytes();
-            if next(&mut x).is_multiple_of(10) {
-                batch.delete(&key);
-                model.remove(&key);
-            } else {
-                let value = format!("{round}-{:0100}", next(&mut x)).into_bytes();
-                batch.put(&key, &value);
-                model.insert(key, value);
-            }
-        }
-        if round == 50 {
-            batch.delete_range(b"key010000", b"key012000");
-            let deleted = b"key010000".as_slice()..b"key012000".as_slice();
-            model.retain(|k, _| !deleted.contains(&k.as_slice()));
-        }
-        engine.write(&batch, Durability::Buffered).unwrap();
-    }
+    let model = load_random(
+        &engine,
+        0x6A09_E667_F3BC_C908,
+        80,
+        30_000,
+        (50, b"key010000", b"key012000"),
+    );
     engine.flush().unwrap();
     let stats = engine.stats().unwrap();
     // L1 jobs merge several target-sized SSTs of L1/L2, enough to be cut into key ranges.
