@@ -2,6 +2,7 @@
 
 use super::frame::{Frame, Header, read_frame, read_header};
 use super::value_ref::{ValueRef, decode_value};
+use super::walk::tag_of;
 use crate::codec::cursor::Cursor;
 use crate::codec::error::{CodecError, Result};
 use crate::codec::format::{
@@ -394,30 +395,6 @@ fn take_varint(bytes: &[u8]) -> Option<(usize, &[u8])> {
             Some((usize::try_from(value).ok()?, bytes.get(len..)?))
         }
     }
-}
-
-/// The type of a tag byte, by a jump instead of `EdmType::from_tag`'s search.
-#[inline(always)]
-fn tag_of(byte: u8) -> Option<EdmType> {
-    const BINARY: u8 = EdmType::Binary.tag();
-    const STRING: u8 = EdmType::String.tag();
-    const BOOLEAN: u8 = EdmType::Boolean.tag();
-    const DATE_TIME: u8 = EdmType::DateTime.tag();
-    const DOUBLE: u8 = EdmType::Double.tag();
-    const GUID: u8 = EdmType::Guid.tag();
-    const INT32: u8 = EdmType::Int32.tag();
-    const INT64: u8 = EdmType::Int64.tag();
-    Some(match byte {
-        BINARY => EdmType::Binary,
-        STRING => EdmType::String,
-        BOOLEAN => EdmType::Boolean,
-        DATE_TIME => EdmType::DateTime,
-        DOUBLE => EdmType::Double,
-        GUID => EdmType::Guid,
-        INT32 => EdmType::Int32,
-        INT64 => EdmType::Int64,
-        _ => return None,
-    })
 }
 
 /// The header, read with plain byte reads making [`read_header`]'s checks; `None` when one

@@ -50,6 +50,23 @@ pub(crate) fn take_varint(bytes: &[u8]) -> Option<(usize, &[u8])> {
 pub(crate) fn skip_frame(bytes: &[u8]) -> Option<&[u8]> {
     let (name_len, rest) = take_varint(bytes)?;
     let (&tag, rest) = rest.get(name_len..)?.split_first()?;
+    let width = match tag_of(tag)? {
+        EdmType::Binary | EdmType::String => {
+            let (len, rest) = take_varint(rest)?;
+            return rest.get(len..);
+        }
+        EdmType::Int32 | EdmType::Int64 => return take_varint(rest).map(|(_, rest)| rest),
+        EdmType::Boolean => BOOLEAN_LEN,
+        EdmType::DateTime => TICKS_LEN,
+        EdmType::Double => DOUBLE_LEN,
+        EdmType::Guid => GUID_LEN,
+    };
+    rest.get(width..)
+}
+
+/// The type of a tag byte, by a jump instead of `EdmType::from_tag`'s search.
+#[inline(always)]
+pub(crate) fn tag_of(byte: u8) -> Option<EdmType> {
     const BINARY: u8 = EdmType::Binary.tag();
     const STRING: u8 = EdmType::String.tag();
     const BOOLEAN: u8 = EdmType::Boolean.tag();
@@ -58,17 +75,15 @@ pub(crate) fn skip_frame(bytes: &[u8]) -> Option<&[u8]> {
     const GUID: u8 = EdmType::Guid.tag();
     const INT32: u8 = EdmType::Int32.tag();
     const INT64: u8 = EdmType::Int64.tag();
-    let width = match tag {
-        BINARY | STRING => {
-            let (len, rest) = take_varint(rest)?;
-            return rest.get(len..);
-        }
-        INT32 | INT64 => return take_varint(rest).map(|(_, rest)| rest),
-        BOOLEAN => BOOLEAN_LEN,
-        DATE_TIME => TICKS_LEN,
-        DOUBLE => DOUBLE_LEN,
-        GUID => GUID_LEN,
+    Some(match byte {
+        BINARY => EdmType::Binary,
+        STRING => EdmType::String,
+        BOOLEAN => EdmType::Boolean,
+        DATE_TIME => EdmType::DateTime,
+        DOUBLE => EdmType::Double,
+        GUID => EdmType::Guid,
+        INT32 => EdmType::Int32,
+        INT64 => EdmType::Int64,
         _ => return None,
-    };
-    rest.get(width..)
+    })
 }
