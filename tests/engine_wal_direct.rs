@@ -83,7 +83,10 @@ fn wal_resumed_writer_keeps_the_bytes_before_its_tail_in_the_tail_page() {
     let mut wal = WalWriter::fresh(SEGMENT);
     append_mixed(&disk, &mut wal, 1..10);
     wal.sync(&disk).unwrap();
-    assert!(wal.pos() % PAGE_SIZE != 0, "the tail is inside a page");
+    assert!(
+        !wal.pos().is_multiple_of(PAGE_SIZE),
+        "the tail is inside a page"
+    );
     disk.crash();
     let end = replay(&disk, &[SEGMENT], &mut |_, _, _| Ok(())).unwrap();
     // A new writer at the replayed tail: its first direct write rewrites the tail page, so
