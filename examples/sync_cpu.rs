@@ -5,7 +5,12 @@
 //!
 //! ```sh
 //! cargo run --release --example sync_cpu -- [--threads T] [--writes W] [--preload P] [--dir D]
+//!     [--settle 1]
 //! ```
+//!
+//! The timed writes start right after the preload, while its flushes and compactions still
+//! run (as the peer bench's fillsync does); `--settle 1` compacts fully first, so they run
+//! alone: the pair shows what background I/O costs a durable write.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,6 +33,7 @@ fn key(thread: u64, n: u64) -> Vec<u8> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut threads, mut writes, mut preload) = (8u64, 1_000u64, 100_000u64);
+    let mut settle = false;
     let mut dir = PathBuf::from("/var/tmp");
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -37,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--writes" => writes = value.parse()?,
             "--preload" => preload = value.parse()?,
             "--dir" => dir = PathBuf::from(value),
+            "--settle" => settle = value != "0",
             _ => return Err(format!("unknown flag {flag}").into()),
         }
     }
@@ -51,6 +58,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine.write(&batch, Durability::Buffered)?;
     }
     engine.write(&WriteBatch::new(), Durability::Sync)?;
+    if settle {
+        engine.compact()?;
+    }
     let (user0, sys0) = cpu_seconds();
     let started = Instant::now();
     let workers: Vec<_> = (0..threads)
