@@ -44,7 +44,7 @@ fn append_mixed(disk: &dyn Storage, wal: &mut WalWriter, seqs: std::ops::Range<u
             },
             &mut frames,
         );
-        let fitted = if seq % 3 == 0 {
+        let fitted = if seq % 3 == 0 || seq == 59 {
             wal.append(disk, &frames).unwrap()
         } else {
             wal.append_durable(disk, &frames).unwrap()
@@ -65,6 +65,8 @@ fn wal_direct_durable_appends_leave_the_bytes_buffered_appends_leave() {
     for disk in [&real as &dyn Storage, &model] {
         let mut wal = WalWriter::fresh(SEGMENT);
         append_mixed(disk, &mut wal, 1..60);
+        // A seal right after a direct write is a buffered write into the uncached tail page.
+        wal.seal(disk).unwrap();
         wal.sync(disk).unwrap();
         assert_eq!(replayed(disk), expected(1..60));
     }
@@ -145,4 +147,42 @@ fn wal_direct_writes_of_a_real_engine_are_read_back_after_reopen() {
             Some(&vec![n as u8; (n as usize * 37) % 900][..])
         );
     }
+}
+
+/// Bytes this process has read from the storage device (page-cache hits excluded).
+fn device_read_bytes() -> u64 {
+    let io = std::fs::read_to_string("/proc/self/io").unwrap();
+    io.lines()
+        .find_map(|line| line.strip_prefix("read_bytes: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn wal_buffered_append_after_a_direct_write_does_not_read_the_tail_page_back() {
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let real = FileStorage::open(dir.path().join("db"), OpenMode::ReadWrite).unwrap();
+    let mut wal = WalWriter::fresh(SEGMENT);
+    append_mixed(&real, &mut wal, 1..3);
+    let before = device_read_bytes();
+    // Twenty rounds of durable, durable, buffered inside one page. The second durable write
+    // of a round is direct (the first one synced everything); a buffered write of the frames
+    // alone into the page it left uncached would read 4 KiB back each round.
+    for seq in 3..63 {
+        let mut frames = Vec::new();
+        wal.encode(&WalRecord { seq, payload: b"x" }, &mut frames);
+        let fitted = if seq % 3 == 0 {
+            wal.append(&real, &frames).unwrap()
+        } else {
+            wal.append_durable(&real, &frames).unwrap()
+        };
+        assert!(fitted);
+    }
+    let read = device_read_bytes() - before;
+    assert!(
+        read < 10 * PAGE_SIZE,
+        "{read} bytes read back from the device"
+    );
 }

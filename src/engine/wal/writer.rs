@@ -63,6 +63,9 @@ pub struct WalWriter {
     buf: Vec<u8>,
     /// The segment's bytes from the tail's page start to `pos`.
     tail: TailPage,
+    /// Whether the last write at the tail went past the page cache (which then holds no
+    /// copy of the tail page).
+    tail_uncached: bool,
 }
 
 impl WalWriter {
@@ -79,6 +82,7 @@ impl WalWriter {
             sealed: false,
             buf: Vec::new(),
             tail: TailPage::default(),
+            tail_uncached: false,
         }
     }
 
@@ -136,7 +140,7 @@ impl WalWriter {
         let written = if durable {
             self.write_durable(storage, frames)
         } else {
-            storage.write_all_at(frames, at)
+            self.write_buffered(storage, frames, at)
         };
         written.map_err(|source| Error::Io {
             op: if durable {
@@ -162,10 +166,38 @@ impl WalWriter {
         if frames.len() <= DIRECT_MAX_LEN && extent.offset.is_multiple_of(PAGE_SIZE) {
             let pages = self.tail.pages_with(frames);
             if page_pos + pages.len() as u64 <= extent.len {
-                return storage.write_pages_durable(pages, extent.offset + page_pos);
+                storage.write_pages_durable(pages, extent.offset + page_pos)?;
+                self.tail_uncached = true;
+                return Ok(());
             }
         }
+        self.tail_uncached = false;
         storage.write_all_at_durable(frames, extent.offset + self.pos)
+    }
+
+    /// Writes `frames` (a group or a seal) at file offset `at`, the tail, through the page
+    /// cache. Right after a direct write the tail page is not cached, and a buffered write
+    /// into part of it would first read it from disk: then the whole pages are written, the
+    /// tail page's bytes from memory, zeroes after the frames (as the direct write does).
+    fn write_buffered(
+        &mut self,
+        storage: &dyn Storage,
+        frames: &[u8],
+        at: u64,
+    ) -> std::io::Result<()> {
+        let page_pos = self.pos - self.pos % PAGE_SIZE;
+        let extent = self.segment.extent;
+        if self.tail_uncached && frames.len() <= DIRECT_MAX_LEN {
+            let pages = self.tail.pages_with(frames);
+            if page_pos + pages.len() as u64 <= extent.len {
+                storage.write_all_at(pages, extent.offset + page_pos)?;
+                self.tail_uncached = false;
+                return Ok(());
+            }
+        }
+        storage.write_all_at(frames, at)?;
+        self.tail_uncached = false;
+        Ok(())
     }
 
     /// Whether `len` bytes of frames fit at the tail with room left for a seal.
@@ -220,8 +252,7 @@ impl WalWriter {
             payload: &[],
         };
         encode_frame(self.segment.id, self.synced, KIND_SEAL, &seal, &mut frame);
-        storage
-            .write_all_at(&frame, self.segment.extent.offset + self.pos)
+        self.write_buffered(storage, &frame, self.segment.extent.offset + self.pos)
             .map_err(|source| Error::Io {
                 op: "write WAL seal",
                 source,
