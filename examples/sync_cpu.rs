@@ -27,6 +27,20 @@ fn cpu_seconds() -> (f64, f64) {
     (secs(usage.ru_utime), secs(usage.ru_stime))
 }
 
+/// Write system calls of the process so far (`syscw` of `/proc/self/io`; 0 where absent): each
+/// durable group is one, so writes per call is the mean group size (prewrite chunks and
+/// background flushes add a few).
+fn write_calls() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|line| line.strip_prefix("syscw: "))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 fn key(thread: u64, n: u64) -> Vec<u8> {
     format!("p{:04}-t{thread:02}-{n:08}", n % 1000).into_bytes()
 }
@@ -62,6 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine.compact()?;
     }
     let (user0, sys0) = cpu_seconds();
+    let calls0 = write_calls();
     let started = Instant::now();
     let workers: Vec<_> = (0..threads)
         .map(|t| {
@@ -82,12 +97,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let wall = started.elapsed().as_secs_f64();
     let (user1, sys1) = cpu_seconds();
+    let calls = write_calls().saturating_sub(calls0).max(1);
     let total = (threads * writes) as f64;
     println!(
-        "threads {threads} writes {total} wall {:.0} ops/s, per write: user {:.1} us, sys {:.1} us",
+        "threads {threads} writes {total} wall {:.0} ops/s, per write: user {:.1} us, sys {:.1} us; \
+         {calls} write calls ({:.1} writes per call)",
         total / wall,
         (user1 - user0) / total * 1e6,
-        (sys1 - sys0) / total * 1e6
+        (sys1 - sys0) / total * 1e6,
+        total / calls as f64
     );
     drop(engine);
     std::fs::remove_file(&path)?;
