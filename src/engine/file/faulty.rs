@@ -438,6 +438,22 @@ impl Storage for FaultyStorage {
         Ok(())
     }
 
+    /// As `write_all_at_durable` (a direct write leaves no cached copy that a later
+    /// writeback could carry), but refuses what `O_DIRECT` refuses: a range that is not whole
+    /// pages, so a caller that misaligns fails here instead of silently taking a slow path.
+    fn write_pages_durable(&self, pages: &[u8], offset: u64) -> io::Result<()> {
+        if !offset.is_multiple_of(PAGE_SIZE) || !(pages.len() as u64).is_multiple_of(PAGE_SIZE) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "direct write of {} bytes at {offset} is not whole pages",
+                    pages.len()
+                ),
+            ));
+        }
+        self.write_all_at_durable(pages, offset)
+    }
+
     fn sync_data(&self) -> io::Result<()> {
         let mut st = self.state.lock();
         st.syncs += 1;

@@ -34,6 +34,16 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         self.write_all_at(buf, offset)?;
         self.sync_data()
     }
+    /// Writes whole pages (`pages.len()` and `offset` multiples of [`PAGE_SIZE`]) over blocks
+    /// the file already holds and makes them durable, as `write_all_at_durable` does. The real
+    /// storage writes them past the page cache (`O_DIRECT | O_DSYNC`), which costs the kernel
+    /// less than a synced buffered write; it needs `pages` page-aligned in memory and falls
+    /// back to `write_all_at_durable` when it is not or the file system refuses direct I/O.
+    /// Any cached copy of the range is written back first and dropped, so later reads and
+    /// buffered writes see these bytes.
+    fn write_pages_durable(&self, pages: &[u8], offset: u64) -> io::Result<()> {
+        self.write_all_at_durable(pages, offset)
+    }
     /// The current file length.
     fn len(&self) -> io::Result<u64>;
     /// Whether the file is empty (a fresh database).

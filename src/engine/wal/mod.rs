@@ -4,6 +4,7 @@
 pub mod format;
 mod reader;
 mod record;
+mod tail;
 mod writer;
 
 pub use reader::{ApplyRecord, WalReplayEnd, replay};

@@ -4,6 +4,7 @@ use super::format::{
     HEADER_LEN, KIND_RECORD, KIND_SEAL, MAX_PAYLOAD_LEN, PREWRITE_LEN, ZERO_CHUNK_LEN,
 };
 use super::record::{WalRecord, encode_frame};
+use super::tail::{DIRECT_MAX_LEN, TailPage};
 use crate::engine::file::{PAGE_SIZE, Storage, WalSegmentRef};
 use crate::engine::{Error, Result};
 
@@ -26,7 +27,12 @@ use crate::engine::{Error, Result};
 ///   `fdatasync` that extends the file, fills a hole or converts an unwritten extent must also
 ///   commit the file system's journal, which costs more kernel CPU and several times the
 ///   latency. The zeroes need not be durable (stale bytes end replay as cleanly), so nothing
-///   waits for them.
+///   waits for them;
+/// - a durable append with nothing unsynced before it rewrites the whole pages it touches
+///   (the tail page's earlier bytes, kept in memory, then the frames, then zeroes) with one
+///   synced direct write ([`Storage::write_pages_durable`]): no page cache, no writeback, less
+///   kernel CPU than a synced buffered write of the frames alone. The bytes on disk are the
+///   same either way.
 ///
 /// ```
 /// use strata::engine::file::{Extent, FaultyStorage, WalSegmentRef};
@@ -55,6 +61,11 @@ pub struct WalWriter {
     prewritten: u64,
     sealed: bool,
     buf: Vec<u8>,
+    /// The segment's bytes from the tail's page start to `pos`.
+    tail: TailPage,
+    /// Whether the last write at the tail went past the page cache (which then holds no
+    /// copy of the tail page).
+    tail_uncached: bool,
 }
 
 impl WalWriter {
@@ -70,6 +81,8 @@ impl WalWriter {
             prewritten: 0,
             sealed: false,
             buf: Vec::new(),
+            tail: TailPage::default(),
+            tail_uncached: false,
         }
     }
 
@@ -125,9 +138,9 @@ impl WalWriter {
         }
         let at = self.segment.extent.offset + self.pos;
         let written = if durable {
-            storage.write_all_at_durable(frames, at)
+            self.write_durable(storage, frames)
         } else {
-            storage.write_all_at(frames, at)
+            self.write_buffered(storage, frames, at)
         };
         written.map_err(|source| Error::Io {
             op: if durable {
@@ -138,10 +151,53 @@ impl WalWriter {
             source,
         })?;
         self.pos += frames.len() as u64;
+        self.tail.advance(frames, self.pos);
         if durable {
             self.mark_synced();
         }
         Ok(true)
+    }
+
+    /// Writes `frames` at the tail and makes them durable: as whole pages past the page cache
+    /// when they are few enough, else as one synced buffered write.
+    fn write_durable(&mut self, storage: &dyn Storage, frames: &[u8]) -> std::io::Result<()> {
+        let page_pos = self.pos - self.pos % PAGE_SIZE;
+        let extent = self.segment.extent;
+        if frames.len() <= DIRECT_MAX_LEN && extent.offset.is_multiple_of(PAGE_SIZE) {
+            let pages = self.tail.pages_with(frames);
+            if page_pos + pages.len() as u64 <= extent.len {
+                storage.write_pages_durable(pages, extent.offset + page_pos)?;
+                self.tail_uncached = true;
+                return Ok(());
+            }
+        }
+        self.tail_uncached = false;
+        storage.write_all_at_durable(frames, extent.offset + self.pos)
+    }
+
+    /// Writes `frames` (a group or a seal) at file offset `at`, the tail, through the page
+    /// cache. Right after a direct write the tail page is not cached, and a buffered write
+    /// into part of it would first read it from disk: then the whole pages are written, the
+    /// tail page's bytes from memory, zeroes after the frames (as the direct write does).
+    fn write_buffered(
+        &mut self,
+        storage: &dyn Storage,
+        frames: &[u8],
+        at: u64,
+    ) -> std::io::Result<()> {
+        let page_pos = self.pos - self.pos % PAGE_SIZE;
+        let extent = self.segment.extent;
+        if self.tail_uncached && frames.len() <= DIRECT_MAX_LEN {
+            let pages = self.tail.pages_with(frames);
+            if page_pos + pages.len() as u64 <= extent.len {
+                storage.write_all_at(pages, extent.offset + page_pos)?;
+                self.tail_uncached = false;
+                return Ok(());
+            }
+        }
+        storage.write_all_at(frames, at)?;
+        self.tail_uncached = false;
+        Ok(())
     }
 
     /// Whether `len` bytes of frames fit at the tail with room left for a seal.
@@ -196,8 +252,7 @@ impl WalWriter {
             payload: &[],
         };
         encode_frame(self.segment.id, self.synced, KIND_SEAL, &seal, &mut frame);
-        storage
-            .write_all_at(&frame, self.segment.extent.offset + self.pos)
+        self.write_buffered(storage, &frame, self.segment.extent.offset + self.pos)
             .map_err(|source| Error::Io {
                 op: "write WAL seal",
                 source,
@@ -259,6 +314,18 @@ impl WalWriter {
         }
         if self.pos > 0 || self.may_hold_own_frames(storage)? {
             self.zero_rest(storage)?;
+        }
+        let in_page = usize::try_from(self.pos % PAGE_SIZE).unwrap_or(0);
+        if in_page > 0 {
+            let mut head = vec![0u8; in_page];
+            let at = self.segment.extent.offset + self.pos - in_page as u64;
+            storage
+                .read_exact_at(&mut head, at)
+                .map_err(|source| Error::Io {
+                    op: "read WAL tail page",
+                    source,
+                })?;
+            self.tail.set(&head);
         }
         self.prepared = true;
         self.synced = self.pos;
