@@ -12,9 +12,14 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
 use hyper::HeaderMap;
+use hyper::header::{AsHeaderName, CONTENT_TYPE, DATE, HeaderName};
 use sha2::Sha256;
 
+use super::X_MS_DATE;
 use crate::server::error::{Result, ServerError};
+
+/// `Content-MD5`, which the `http` crate has no constant for.
+const CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
 
 /// Room for a string-to-sign besides the path (verb, content type, date, account).
 const STRING_TO_SIGN_GUESS_BYTES: usize = 160;
@@ -97,14 +102,14 @@ pub fn string_to_sign(
     request: Signed<'_>,
     headers: &HeaderMap,
 ) -> String {
-    let header = |name: &str| {
+    fn header(headers: &HeaderMap, name: impl AsHeaderName) -> &str {
         headers
             .get(name)
             .and_then(|value| value.to_str().ok())
             .unwrap_or("")
-    };
-    let date = match header("x-ms-date") {
-        "" => header("date"),
+    }
+    let date = match header(headers, X_MS_DATE) {
+        "" => header(headers, DATE),
         date => date,
     };
     // Built in one presized buffer: this runs for every request.
@@ -112,8 +117,8 @@ pub fn string_to_sign(
     if scheme == Scheme::SharedKey {
         for part in [
             request.method,
-            header("content-md5"),
-            header("content-type"),
+            header(headers, CONTENT_MD5),
+            header(headers, CONTENT_TYPE),
         ] {
             out.push_str(part);
             out.push('\n');
