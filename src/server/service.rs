@@ -38,6 +38,12 @@ const REQUEST_ID_LEN: usize = 36;
 /// Headers [`into_response`] adds to every response.
 const FIXED_HEADERS: usize = 5;
 
+/// Room of a response's header map. hyper keeps the map of the response it sent and parses
+/// the connection's next request into it, so the map is sized for a request too: the SDKs send
+/// 12–15 headers, and a map sized for the response alone was regrown (two allocations and a
+/// rehash) by every request's parse.
+const RESPONSE_HEADER_ROOM: usize = 24;
+
 /// Host used in OData links when a request has no `Host` header.
 const DEFAULT_HOST: &str = "127.0.0.1";
 
@@ -314,9 +320,10 @@ fn into_response(reply: Reply, request_id: RequestId) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(reply.body)));
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    // Sized once for the fixed headers and the reply's: growing the map from empty cost a
-    // reallocation and a rehash per response.
-    *response.headers_mut() = HeaderMap::with_capacity(FIXED_HEADERS + reply.headers.len());
+    // Sized once for the fixed headers and the reply's, and for the next request parsed into
+    // it (see [`RESPONSE_HEADER_ROOM`]).
+    *response.headers_mut() =
+        HeaderMap::with_capacity(RESPONSE_HEADER_ROOM.max(FIXED_HEADERS + reply.headers.len()));
     let headers = response.headers_mut();
     // The fixed headers are built without parsing or copying: they are sent on every response.
     if let Ok(value) = HeaderValue::from_bytes(&request_id.0) {
