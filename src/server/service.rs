@@ -14,7 +14,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{
-    CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderName, HeaderValue, LOCATION, X_CONTENT_TYPE_OPTIONS,
+    ACCEPT, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ETAG, HOST, HeaderName, HeaderValue,
+    LOCATION, X_CONTENT_TYPE_OPTIONS,
 };
 use hyper::{HeaderMap, Request, Response, StatusCode};
 
@@ -33,6 +34,15 @@ use crate::table::Account;
 
 /// Length of a request id (`8-4-4-4-12` hex digits).
 const REQUEST_ID_LEN: usize = 36;
+
+/// Headers [`into_response`] adds to every response.
+const FIXED_HEADERS: usize = 5;
+
+/// Room of a response's header map. hyper keeps the map of the response it sent and parses
+/// the connection's next request into it, so the map is sized for a request too: the SDKs send
+/// 12–15 headers, and a map sized for the response alone was regrown (two allocations and a
+/// rehash) by every request's parse.
+const RESPONSE_HEADER_ROOM: usize = 24;
 
 /// Host used in OData links when a request has no `Host` header.
 const DEFAULT_HOST: &str = "127.0.0.1";
@@ -90,29 +100,43 @@ impl State {
 
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
     /// as `8-4-4-4-12` lower-case hex digits.
-    fn next_request_id(&self) -> String {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
+    fn next_request_id(&self) -> RequestId {
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
-        let low = n ^ self.seed.rotate_left(17);
+        RequestId::new(self.seed, n ^ self.seed.rotate_left(17))
+    }
+}
+
+/// A request id (`8-4-4-4-12` lower-case hex digits), kept on the stack: it is made for every
+/// request, and a `String` of it cost an allocation and a copy into the header value.
+#[derive(Clone, Copy)]
+struct RequestId([u8; REQUEST_ID_LEN]);
+
+impl RequestId {
+    /// The id of the 128 bits `high`, `low`.
+    fn new(high: u64, low: u64) -> Self {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut id = [b'-'; REQUEST_ID_LEN];
-        // Written digit by digit into a fixed buffer: `format!` with five padded fields cost
-        // more than the rest of building a response's headers.
-        let digits = id
-            .iter_mut()
-            .enumerate()
-            .filter(|(at, _)| !matches!(at, 8 | 13 | 18 | 23))
-            .map(|(_, slot)| slot);
-        let nibbles = (0..16)
-            .rev()
-            .map(|at| (self.seed >> (at * 4)) & 0xf)
-            .chain((0..16).rev().map(|at| (low >> (at * 4)) & 0xf));
-        for (slot, nibble) in digits.zip(nibbles) {
-            #[expect(clippy::cast_possible_truncation, reason = "a nibble, below 16")]
-            let digit = HEX.get(nibble as usize).copied().unwrap_or(b'0');
-            *slot = digit;
+        // Digit positions of `8-4-4-4-12`: the dashes sit at 8, 13, 18 and 23.
+        let mut at = 0;
+        for word in [high, low] {
+            for shift in (0..16).rev() {
+                if matches!(at, 8 | 13 | 18 | 23) {
+                    at += 1;
+                }
+                let nibble = ((word >> (shift * 4)) & 0xf) as usize;
+                if let (Some(slot), Some(digit)) = (id.get_mut(at), HEX.get(nibble)) {
+                    *slot = *digit;
+                }
+                at += 1;
+            }
         }
-        // Only ASCII digits and dashes were written.
-        String::from_utf8(id.to_vec()).unwrap_or_default()
+        Self(id)
+    }
+
+    /// The id as text.
+    fn as_str(&self) -> &str {
+        // Only ASCII digits and dashes are ever written.
+        std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
 
@@ -123,18 +147,18 @@ pub async fn handle(
 ) -> std::result::Result<Response<Full<Bytes>>, Infallible> {
     let request_id = state.next_request_id();
     let in_flight = state.enter();
-    let reply = match process(&state, request, &request_id).await {
+    let reply = match process(&state, request, request_id).await {
         Ok(reply) => reply,
-        Err(error) => Reply::error(&error, &request_id),
+        Err(error) => Reply::error(&error, request_id.as_str()),
     };
     drop(in_flight);
-    Ok(into_response(reply, &request_id))
+    Ok(into_response(reply, request_id))
 }
 
 async fn process(
     state: &Arc<State>,
     request: Request<Incoming>,
-    request_id: &str,
+    request_id: RequestId,
 ) -> Result<Reply> {
     let (parts, body) = request.into_parts();
     let target_len = parts.uri.path_and_query().map_or(0, |pq| pq.as_str().len());
@@ -144,9 +168,11 @@ async fn process(
             limit: URL_MAX_BYTES,
         });
     }
-    let path = parts.uri.path().to_owned();
-    let target = route::parse(&path, parts.uri.query())?;
-    let method = parts.method.as_str().to_owned();
+    // Borrowed from the request's parts, which the blocking worker takes whole if it runs
+    // the operation: copies of them were two allocations per request.
+    let path = parts.uri.path();
+    let target = route::parse(path, parts.uri.query())?;
+    let method = parts.method.as_str();
     if target.account != state.name {
         return Err(ServerError::AuthenticationFailed {
             reason: format!("the request names account {:?}", target.account),
@@ -154,8 +180,8 @@ async fn process(
     }
     let principal = auth::authenticate(
         Credentials {
-            method: &method,
-            path: &path,
+            method,
+            path,
             headers: &parts.headers,
         },
         |name| target.param(name),
@@ -175,11 +201,11 @@ async fn process(
     let body = read_body(body, &parts.headers, limit).await?;
     let accept = target
         .param("$format")
-        .or_else(|| parts.headers.get("accept").and_then(|v| v.to_str().ok()));
+        .or_else(|| parts.headers.get(ACCEPT).and_then(|v| v.to_str().ok()));
     let metadata = Metadata::from_accept(accept);
     let host = parts
         .headers
-        .get("host")
+        .get(HOST)
         .and_then(|v| v.to_str().ok())
         .unwrap_or(DEFAULT_HOST);
     let mut base = String::with_capacity(host.len() + state.name.len() + "http:///".len());
@@ -187,9 +213,7 @@ async fn process(
     base.push_str(host);
     base.push('/');
     base.push_str(&state.name);
-    let headers = parts.headers;
-    if is_point_read(&method, &target) || (is_single_entity(&method, &target) && alone(state).await)
-    {
+    if is_point_read(method, &target) || (is_single_entity(method, &target) && alone(state).await) {
         // A point read is served where it was parsed: one engine get of a row that is
         // almost always in the block or page cache costs less than handing the request to
         // a worker and back (two thread wake-ups). So is a single-entity write that no other
@@ -199,28 +223,27 @@ async fn process(
         // concurrent writers share one group commit.
         let ctx = Context {
             state,
-            method: &method,
+            method,
             target: &target,
-            headers: &headers,
+            headers: &parts.headers,
             principal: &principal,
             base: &base,
             metadata,
-            request_id,
+            request_id: request_id.as_str(),
         };
         return handlers::dispatch(&ctx, &body);
     }
     let state = Arc::clone(state);
-    let request_id = request_id.to_owned();
     tokio::task::spawn_blocking(move || {
         let ctx = Context {
             state: &state,
-            method: &method,
+            method: parts.method.as_str(),
             target: &target,
-            headers: &headers,
+            headers: &parts.headers,
             principal: &principal,
             base: &base,
             metadata,
-            request_id: &request_id,
+            request_id: request_id.as_str(),
         };
         handlers::dispatch(&ctx, &body)
     })
@@ -262,7 +285,7 @@ fn is_single_entity(method: &str, target: &route::Target) -> bool {
 /// over the limit is refused before reading anything.
 async fn read_body(body: Incoming, headers: &HeaderMap, limit: usize) -> Result<Bytes> {
     let declared = headers
-        .get("content-length")
+        .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|len| len > limit as u64) {
@@ -293,13 +316,17 @@ fn header_name(name: &'static str) -> Option<HeaderName> {
 }
 
 /// Turns a reply into a hyper response with the headers every response carries.
-fn into_response(reply: Reply, request_id: &str) -> Response<Full<Bytes>> {
+fn into_response(reply: Reply, request_id: RequestId) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(reply.body)));
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    // Sized once for the fixed headers and the reply's, and for the next request parsed into
+    // it (see [`RESPONSE_HEADER_ROOM`]).
+    *response.headers_mut() =
+        HeaderMap::with_capacity(RESPONSE_HEADER_ROOM.max(FIXED_HEADERS + reply.headers.len()));
     let headers = response.headers_mut();
     // The fixed headers are built without parsing or copying: they are sent on every response.
-    if let Ok(value) = HeaderValue::from_str(request_id) {
+    if let Ok(value) = HeaderValue::from_bytes(&request_id.0) {
         headers.append(HeaderName::from_static("x-ms-request-id"), value);
     }
     headers.append(
@@ -343,8 +370,8 @@ mod tests {
     #[test]
     fn request_ids_are_distinct_lower_case_guids() {
         let state = state();
-        let first = state.next_request_id();
-        let second = state.next_request_id();
+        let first = state.next_request_id().as_str().to_owned();
+        let second = state.next_request_id().as_str().to_owned();
         assert_ne!(first, second);
         for id in [first, second] {
             assert_eq!(id.len(), REQUEST_ID_LEN);
@@ -356,6 +383,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_request_id_spells_its_128_bits_in_order_as_8_4_4_4_12_hex() {
+        let id = RequestId::new(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
+        assert_eq!(id.as_str(), "01234567-89ab-cdef-fedc-ba9876543210");
+        assert_eq!(
+            RequestId::new(u64::MAX, 0).as_str(),
+            "ffffffff-ffff-ffff-0000-000000000000"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::time::SystemTime;
 
 use hyper::HeaderMap;
+use hyper::header::{AUTHORIZATION, DATE, HeaderName};
 
 pub use sas::{Access, KeyRange, Sas};
 
@@ -14,6 +15,10 @@ use super::acl::AccessPolicy;
 use super::error::{Result, ServerError};
 use super::limits::CLOCK_SKEW;
 use crate::model::DateTime;
+
+/// The date header the storage clients sign, looked up by a prebuilt name: a lookup by `&str`
+/// parses the name on every request.
+pub(crate) const X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
 
 /// Who a request acts as.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +79,7 @@ pub fn authenticate<'q>(
     key: &[u8],
     policy: impl Fn(&str, &str) -> Result<Option<AccessPolicy>>,
 ) -> Result<Principal> {
-    if let Some(authorization) = request.headers.get("authorization") {
+    if let Some(authorization) = request.headers.get(AUTHORIZATION) {
         let authorization =
             authorization
                 .to_str()
@@ -134,8 +139,8 @@ fn check_date(headers: &HeaderMap) -> Result<()> {
         reason: reason.to_owned(),
     };
     let date = headers
-        .get("x-ms-date")
-        .or_else(|| headers.get("date"))
+        .get(X_MS_DATE)
+        .or_else(|| headers.get(DATE))
         .ok_or_else(|| fail("the request has no x-ms-date or Date header"))?
         .to_str()
         .map_err(|_| fail("the request date is not ASCII"))?;

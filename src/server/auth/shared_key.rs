@@ -12,12 +12,21 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
 use hyper::HeaderMap;
+use hyper::header::{AsHeaderName, CONTENT_TYPE, DATE, HeaderName};
 use sha2::Sha256;
 
+use super::X_MS_DATE;
 use crate::server::error::{Result, ServerError};
+
+/// `Content-MD5`, which the `http` crate has no constant for.
+const CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
 
 /// Room for a string-to-sign besides the path (verb, content type, date, account).
 const STRING_TO_SIGN_GUESS_BYTES: usize = 160;
+
+/// Room for a decoded signature: an HMAC-SHA256 (32 bytes) with slack, so that a longer
+/// value fails the comparison rather than the decoding.
+const SIGNATURE_BUFFER_BYTES: usize = 64;
 
 /// HMAC-SHA256, the signature of every Azure storage scheme.
 type HmacSha256 = Hmac<Sha256>;
@@ -79,14 +88,20 @@ pub fn sign(key: &[u8], message: &str) -> String {
 /// Whether `signature` (base64) is the HMAC of `message`, compared in constant time.
 #[must_use]
 pub fn verify(key: &[u8], message: &str, signature: &str) -> bool {
-    let Ok(expected) = STANDARD.decode(signature) else {
+    // Decoded on the stack: an HMAC-SHA256 is 32 bytes, and anything that does not fit the
+    // buffer cannot be one (the comparison below would refuse it anyway).
+    let mut decoded = [0_u8; SIGNATURE_BUFFER_BYTES];
+    let Ok(len) = STANDARD.decode_slice(signature, &mut decoded) else {
+        return false;
+    };
+    let Some(expected) = decoded.get(..len) else {
         return false;
     };
     let Some(mut mac) = keyed(key) else {
         return false;
     };
     mac.update(message.as_bytes());
-    mac.verify_slice(&expected).is_ok()
+    mac.verify_slice(expected).is_ok()
 }
 
 /// The string-to-sign of `scheme` for a request.
@@ -97,14 +112,14 @@ pub fn string_to_sign(
     request: Signed<'_>,
     headers: &HeaderMap,
 ) -> String {
-    let header = |name: &str| {
+    fn header(headers: &HeaderMap, name: impl AsHeaderName) -> &str {
         headers
             .get(name)
             .and_then(|value| value.to_str().ok())
             .unwrap_or("")
-    };
-    let date = match header("x-ms-date") {
-        "" => header("date"),
+    }
+    let date = match header(headers, X_MS_DATE) {
+        "" => header(headers, DATE),
         date => date,
     };
     // Built in one presized buffer: this runs for every request.
@@ -112,8 +127,8 @@ pub fn string_to_sign(
     if scheme == Scheme::SharedKey {
         for part in [
             request.method,
-            header("content-md5"),
-            header("content-type"),
+            header(headers, CONTENT_MD5),
+            header(headers, CONTENT_TYPE),
         ] {
             out.push_str(part);
             out.push('\n');
@@ -225,6 +240,25 @@ mod tests {
             &headers(),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn shared_key_verify_accepts_only_the_exact_mac_whatever_the_signature_length() {
+        let key = STANDARD.decode(DEFAULT_KEY).unwrap();
+        let good = sign(&key, "message");
+        assert!(verify(&key, "message", &good));
+        let mac = STANDARD.decode(&good).unwrap();
+        let mut longer = mac.clone();
+        longer.extend_from_slice(&[0; 100]);
+        for signature in [
+            STANDARD.encode(mac.get(..31).unwrap()),
+            STANDARD.encode(longer.get(..33).unwrap()),
+            STANDARD.encode(&longer),
+            String::new(),
+            "not base64!".to_owned(),
+        ] {
+            assert!(!verify(&key, "message", &signature), "{signature}");
+        }
     }
 
     #[test]

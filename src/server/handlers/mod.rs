@@ -6,6 +6,7 @@ mod entities;
 mod tables;
 
 use hyper::HeaderMap;
+use hyper::header::{AsHeaderName, HeaderName, IF_MATCH};
 
 use super::auth::Principal;
 use super::error::{Result, ServerError};
@@ -14,6 +15,9 @@ use super::reply::Reply;
 use super::route::{Resource, Target};
 use super::service::State;
 use crate::table::{ETag, IfMatch};
+
+/// `Prefer`, looked up by a prebuilt name (a `&str` lookup parses the name each time).
+const PREFER: HeaderName = HeaderName::from_static("prefer");
 
 /// Everything a handler needs about one request.
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +43,7 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// The value of header `name`, if present and text.
     #[must_use]
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: impl AsHeaderName) -> Option<&str> {
         self.headers.get(name).and_then(|value| value.to_str().ok())
     }
 
@@ -47,7 +51,7 @@ impl Context<'_> {
     /// return-no-content.
     #[must_use]
     pub fn prefer_content(&self) -> Option<bool> {
-        prefer_content(self.header("prefer"))
+        prefer_content(self.header(PREFER))
     }
 
     /// The `If-Match` condition, if the header is present.
@@ -55,7 +59,7 @@ impl Context<'_> {
     /// # Errors
     /// [`ServerError::Table`] with `InvalidInput` for a malformed or strong ETag.
     pub fn if_match(&self) -> Result<Option<IfMatch>> {
-        parse_if_match(self.header("if-match"))
+        parse_if_match(self.header(IF_MATCH))
     }
 }
 
