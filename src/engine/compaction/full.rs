@@ -40,8 +40,14 @@ impl Inner {
                     let threads = compaction_threads();
                     let min_part = MIN_PART_SSTS * self.options.sst_target_bytes as u64;
                     let parts = split_ranges(&job.inputs, threads, min_part);
-                    let outputs = self.merge_parts(&job, parts)?;
-                    self.commit_job(&job, outputs)?;
+                    let rules = super::DropRules {
+                        tombstones: true,
+                        split: true,
+                        preemptible: false,
+                    };
+                    if let Some(outputs) = self.merge_parts(&job, parts, rules)? {
+                        self.commit_job(&job, outputs)?;
+                    }
                 }
             }
         }
