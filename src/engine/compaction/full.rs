@@ -37,9 +37,28 @@ impl Inner {
             match self.trivial_move(&job) {
                 Some(moved) => moved?,
                 None => {
-                    let threads = compaction_threads();
                     let min_part = MIN_PART_SSTS * self.options.sst_target_bytes as u64;
-                    let parts = split_ranges(&job.inputs, threads, min_part);
+                    let total: u64 = job.inputs.iter().map(|sst| sst.meta.len).sum();
+                    let parts = part_count(total, min_part);
+                    // L0 SSTs each span about every key, so only the deeper levels tell
+                    // where the bytes lie; counted at their first keys, 18 L0 SSTs after
+                    // a bulk load put the cut at a third of the keys and gave one thread
+                    // twice the other's input.
+                    let deeper: Vec<Arc<SstHandle>> = self
+                        .view()
+                        .version
+                        .levels
+                        .iter()
+                        .skip(1)
+                        .flatten()
+                        .cloned()
+                        .collect();
+                    let sample = if deeper.is_empty() {
+                        &job.inputs
+                    } else {
+                        &deeper
+                    };
+                    let parts = split_ranges(sample, parts);
                     let rules = super::DropRules {
                         tombstones: true,
                         split: true,
@@ -61,19 +80,23 @@ impl Inner {
     }
 }
 
-/// Cuts the key space of `inputs` into at most `parts` ranges of about equal input bytes (and
-/// at least `min_part` bytes each), at
-/// the first keys of level 1+ SSTs (L0 SSTs span about the whole key space, so the deeper
-/// SSTs, disjoint within a level, tell how the bytes spread over the keys). Every range but
-/// the first starts where the previous one ends, so each key falls in exactly one.
-pub fn split_ranges(inputs: &[Arc<SstHandle>], parts: usize, min_part: u64) -> Vec<KeyRange> {
-    let mut starts: Vec<(&[u8], u64)> = inputs
+/// Threads a merge of `total` input bytes runs on: one per available core, but at least
+/// `min_part` bytes each.
+pub fn part_count(total: u64, min_part: u64) -> usize {
+    compaction_threads().min(usize::try_from(total / min_part.max(1)).unwrap_or(usize::MAX))
+}
+
+/// Cuts the key space into at most `parts` ranges of about equal bytes of `sample`, at the
+/// first keys of its SSTs: pass level 1+ SSTs (L0 SSTs span about the whole key space, so the
+/// deeper SSTs, disjoint within a level, tell how the bytes spread over the keys). Every
+/// range but the first starts where the previous one ends, so each key falls in exactly one.
+pub fn split_ranges(sample: &[Arc<SstHandle>], parts: usize) -> Vec<KeyRange> {
+    let mut starts: Vec<(&[u8], u64)> = sample
         .iter()
         .map(|sst| (sst.meta.props.min_key.as_slice(), sst.meta.len))
         .collect();
     starts.sort_unstable();
     let total: u64 = starts.iter().map(|(_, len)| len).sum();
-    let parts = parts.min(usize::try_from(total / min_part.max(1)).unwrap_or(usize::MAX));
     let mut cuts: Vec<Vec<u8>> = Vec::new();
     let mut seen = 0u64;
     for (key, len) in starts {

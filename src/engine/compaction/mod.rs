@@ -183,7 +183,8 @@ impl Inner {
             .cloned()
             .collect();
         let min_part = full::MIN_PART_SSTS * self.options.sst_target_bytes as u64;
-        full::split_ranges(&lower, full::compaction_threads(), min_part)
+        let total: u64 = lower.iter().map(|sst| sst.meta.len).sum();
+        full::split_ranges(&lower, full::part_count(total, min_part))
     }
 
     /// Merges `job` into new SSTs per `rules`, one key range of `parts` per thread (the first
