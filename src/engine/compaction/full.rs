@@ -27,7 +27,8 @@ impl Inner {
     /// file can shrink. Caller holds `compaction`.
     pub fn compact_all(&self) -> Result<()> {
         self.flush(false)?;
-        let inputs: Vec<Arc<SstHandle>> = self.view().version.ssts().cloned().collect();
+        let version = Arc::clone(&self.view().version);
+        let inputs: Vec<Arc<SstHandle>> = version.ssts().cloned().collect();
         if !inputs.is_empty() {
             let job = CompactionJob {
                 inputs,
@@ -39,26 +40,9 @@ impl Inner {
                 None => {
                     let min_part = MIN_PART_SSTS * self.options.sst_target_bytes as u64;
                     let total: u64 = job.inputs.iter().map(|sst| sst.meta.len).sum();
-                    let parts = part_count(total, min_part);
-                    // L0 SSTs each span about every key, so only the deeper levels tell
-                    // where the bytes lie; counted at their first keys, 18 L0 SSTs after
-                    // a bulk load put the cut at a third of the keys and gave one thread
-                    // twice the other's input.
-                    let deeper: Vec<Arc<SstHandle>> = self
-                        .view()
-                        .version
-                        .levels
-                        .iter()
-                        .skip(1)
-                        .flatten()
-                        .cloned()
-                        .collect();
-                    let sample = if deeper.is_empty() {
-                        &job.inputs
-                    } else {
-                        &deeper
-                    };
-                    let parts = split_ranges(sample, parts);
+                    let sample: Vec<Arc<SstHandle>> =
+                        range_sample(&version.levels).into_iter().cloned().collect();
+                    let parts = split_ranges(&sample, part_count(total, min_part));
                     let rules = super::DropRules {
                         tombstones: true,
                         split: true,
@@ -86,15 +70,32 @@ pub fn part_count(total: u64, min_part: u64) -> usize {
     compaction_threads().min(usize::try_from(total / min_part.max(1)).unwrap_or(usize::MAX))
 }
 
+/// The SSTs whose first keys and sizes tell where a full compaction's bytes lie: those of
+/// level 1+, disjoint within a level. An L0 SST spans about every key, so counted at its
+/// first key it drags the cut forward (after a bulk load, 18 of them put it at a third of the
+/// keys: one thread merged twice the other's input). L0's own when nothing lies deeper.
+fn range_sample<T>(levels: &[Vec<T>]) -> Vec<&T> {
+    let deeper: Vec<&T> = levels.iter().skip(1).flatten().collect();
+    if deeper.is_empty() {
+        levels.iter().flatten().collect()
+    } else {
+        deeper
+    }
+}
+
 /// Cuts the key space into at most `parts` ranges of about equal bytes of `sample`, at the
-/// first keys of its SSTs: pass level 1+ SSTs (L0 SSTs span about the whole key space, so the
-/// deeper SSTs, disjoint within a level, tell how the bytes spread over the keys). Every
-/// range but the first starts where the previous one ends, so each key falls in exactly one.
+/// first keys of its SSTs (see [`range_sample`]). Every range but the first starts where the
+/// previous one ends, so each key falls in exactly one.
 pub fn split_ranges(sample: &[Arc<SstHandle>], parts: usize) -> Vec<KeyRange> {
-    let mut starts: Vec<(&[u8], u64)> = sample
+    let starts = sample
         .iter()
         .map(|sst| (sst.meta.props.min_key.as_slice(), sst.meta.len))
         .collect();
+    cut_ranges(starts, parts)
+}
+
+/// [`split_ranges`] on (first key, bytes) pairs.
+fn cut_ranges(mut starts: Vec<(&[u8], u64)>, parts: usize) -> Vec<KeyRange> {
     starts.sort_unstable();
     let total: u64 = starts.iter().map(|(_, len)| len).sum();
     let mut cuts: Vec<Vec<u8>> = Vec::new();
@@ -118,4 +119,41 @@ pub fn split_ranges(sample: &[Arc<SstHandle>], parts: usize) -> Vec<KeyRange> {
     }
     ranges.push(KeyRange { start, end: None });
     ranges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cut_ranges, range_sample};
+
+    /// (first key, bytes) of `count` SSTs of `bytes` each, first keys `prefix` + 0, 1, ...
+    fn ssts(prefix: u8, count: u8, bytes: u64) -> Vec<(Vec<u8>, u64)> {
+        (0..count)
+            .map(|i| (vec![prefix, b'0' + i], bytes))
+            .collect()
+    }
+
+    fn cuts(levels: &[Vec<(Vec<u8>, u64)>], parts: usize) -> Vec<Vec<u8>> {
+        let starts = range_sample(levels)
+            .into_iter()
+            .map(|(key, len)| (key.as_slice(), *len))
+            .collect();
+        cut_ranges(starts, parts)
+            .into_iter()
+            .filter_map(|range| range.end)
+            .collect()
+    }
+
+    #[test]
+    fn l0_ssts_do_not_drag_the_cut_to_their_first_keys() {
+        // Four 10-byte L0 SSTs starting at "a0".."a3" hold half the bytes; counted at their
+        // first keys they would put the cut at "b0", leaving one range with all of L1.
+        let levels = vec![ssts(b'a', 4, 10), ssts(b'b', 10, 4)];
+        assert_eq!(cuts(&levels, 2), vec![b"b5".to_vec()]);
+    }
+
+    #[test]
+    fn a_database_held_only_in_l0_is_cut_by_its_l0_ssts() {
+        let levels = vec![ssts(b'a', 4, 10), Vec::new()];
+        assert_eq!(cuts(&levels, 2), vec![b"a2".to_vec()]);
+    }
 }
