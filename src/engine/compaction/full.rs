@@ -27,33 +27,9 @@ impl Inner {
     /// file can shrink. Caller holds `compaction`.
     pub fn compact_all(&self) -> Result<()> {
         self.flush(false)?;
-        let version = Arc::clone(&self.view().version);
-        let inputs: Vec<Arc<SstHandle>> = version.ssts().cloned().collect();
-        if !inputs.is_empty() {
-            let job = CompactionJob {
-                inputs,
-                output_level: NUM_LEVELS - 1,
-                drop_tombstones: true,
-            };
-            match self.trivial_move(&job) {
-                Some(moved) => moved?,
-                None => {
-                    let min_part = MIN_PART_SSTS * self.options.sst_target_bytes as u64;
-                    let total: u64 = job.inputs.iter().map(|sst| sst.meta.len).sum();
-                    let sample: Vec<Arc<SstHandle>> =
-                        range_sample(&version.levels).into_iter().cloned().collect();
-                    let parts = split_ranges(&sample, part_count(total, min_part));
-                    let rules = super::DropRules {
-                        tombstones: true,
-                        split: true,
-                        preemptible: false,
-                    };
-                    if let Some(outputs) = self.merge_parts(&job, parts, rules)? {
-                        self.commit_job(&job, outputs)?;
-                    }
-                }
-            }
-        }
+        // Its own function: every handle on the inputs is dropped on return, so their
+        // extents are free for the relocation passes.
+        self.merge_all_levels()?;
         // Drop the WAL segment allocated before the compaction (likely mid-file), then move
         // SSTs down into the holes the compaction left.
         // The first switch frees the old segment; the second can then land in the lowest hole.
@@ -61,6 +37,41 @@ impl Inner {
         self.flush_punching(true, false)?;
         self.flush_punching(true, false)?;
         self.relocate_tail()
+    }
+
+    /// Merges every SST into the last level, on parallel threads by key range.
+    fn merge_all_levels(&self) -> Result<()> {
+        let (inputs, sample) = {
+            let version = Arc::clone(&self.view().version);
+            let inputs: Vec<Arc<SstHandle>> = version.ssts().cloned().collect();
+            let sample: Vec<Arc<SstHandle>> =
+                range_sample(&version.levels).into_iter().cloned().collect();
+            (inputs, sample)
+        };
+        if inputs.is_empty() {
+            return Ok(());
+        }
+        let job = CompactionJob {
+            inputs,
+            output_level: NUM_LEVELS - 1,
+            drop_tombstones: true,
+        };
+        if let Some(moved) = self.trivial_move(&job) {
+            return moved;
+        }
+        let min_part = MIN_PART_SSTS * self.options.sst_target_bytes as u64;
+        let total: u64 = job.inputs.iter().map(|sst| sst.meta.len).sum();
+        let parts = split_ranges(&sample, part_count(total, min_part));
+        drop(sample);
+        let rules = super::DropRules {
+            tombstones: true,
+            split: true,
+            preemptible: false,
+        };
+        match self.merge_parts(&job, parts, rules)? {
+            Some(outputs) => self.commit_job(&job, outputs),
+            None => Ok(()),
+        }
     }
 }
 
