@@ -124,7 +124,9 @@ impl Engine {
     /// moves live data to the front of the file and truncates the free tail.
     pub fn compact(&self) -> Result<()> {
         self.inner.check_writable()?;
+        let request = self.inner.preempt.request();
         let _guard = self.inner.compaction.lock();
+        drop(request);
         let compacted = self.inner.compact_all();
         charge_memtables(&self.inner);
         compacted

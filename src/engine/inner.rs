@@ -114,6 +114,8 @@ pub struct Inner {
     pub compaction: Mutex<()>,
     /// Serialises flushes, so frozen memtables reach L0 oldest first.
     pub flushing: Mutex<()>,
+    /// Set while `compact()` waits for `compaction`: background jobs stop early.
+    pub preempt: super::compaction::Preempt,
     /// Background thread signal.
     pub bg: BgSignal,
     /// Amplification counters.

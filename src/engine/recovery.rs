@@ -176,6 +176,7 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         frozen: Mutex::new(Vec::new()),
         compaction: Mutex::new(()),
         flushing: Mutex::new(()),
+        preempt: super::compaction::Preempt::default(),
         bg: BgSignal::default(),
         counters: Counters::default(),
         closed: AtomicBool::new(false),

@@ -10,11 +10,13 @@ mod full;
 mod merge;
 mod output;
 mod pick;
+mod preempt;
 mod reclaim;
 
 use merge::{EntrySource, KeyRange, OwnedEntries, SstMerge};
 use output::SstOutput;
 pub use pick::{CompactionJob, pick};
+pub use preempt::Preempt;
 
 use std::sync::Arc;
 
@@ -38,13 +40,15 @@ const RELOCATE_MAX_PASSES: usize = 32;
 /// Relocation copies SSTs in chunks of this size.
 const RELOCATE_CHUNK_BYTES: usize = 256 << 10;
 
-/// What a merge drops on its way to the output.
+/// What a merge drops on its way to the output, and how it writes it.
 #[derive(Debug, Clone, Copy)]
 pub struct DropRules {
     /// Point tombstones can go: no deeper SST may hold an older version of their key.
     pub tombstones: bool,
     /// Split the output into SSTs of about `sst_target_bytes`.
     pub split: bool,
+    /// A background job: it stops, writing nothing durable, once `compact()` waits.
+    pub preemptible: bool,
 }
 
 impl Inner {
@@ -56,7 +60,10 @@ impl Inner {
             self.flush_frozen()?;
         }
         let _guard = self.compaction.lock();
-        while let Some(job) = pick(&self.view().version, &self.options) {
+        while !self.preempt.requested() {
+            let Some(job) = pick(&self.view().version, &self.options) else {
+                break;
+            };
             self.run_compaction(&job)?;
             // Memtables frozen during the job go to L0 now, not after the whole backlog:
             // otherwise writers stop at the frozen-memtable limit and flush them themselves.
@@ -65,6 +72,11 @@ impl Inner {
             {
                 self.flush_frozen()?;
             }
+        }
+        if self.preempt.requested() {
+            // Whatever `compact()` leaves over budget (writes made meanwhile) is picked up
+            // once it returns the lock.
+            self.signal_work();
         }
         Ok(())
     }
@@ -104,6 +116,7 @@ impl Inner {
             let rules = DropRules {
                 tombstones: false,
                 split: false,
+                preemptible: false,
             };
             let capacity = frozen.mem.approximate_bytes() as u64;
             let outputs = self.write_ssts(&mut entries, 0, rules, &[], capacity)?;
@@ -126,12 +139,20 @@ impl Inner {
         }
     }
 
-    /// Runs one compaction job and commits its result. Caller holds `compaction`.
+    /// Runs one compaction job and commits its result, unless a waiting `compact()`
+    /// preempts it (then nothing changes). Caller holds `compaction`.
     pub fn run_compaction(&self, job: &CompactionJob) -> Result<()> {
         if let Some(moved) = self.trivial_move(job) {
             return moved;
         }
-        let outputs = self.merge_parts(job, self.subcompactions(job))?;
+        let rules = DropRules {
+            tombstones: job.drop_tombstones,
+            split: true,
+            preemptible: true,
+        };
+        let Some(outputs) = self.merge_parts(job, self.subcompactions(job), rules)? else {
+            return Ok(());
+        };
         self.commit_job(job, outputs)?;
         self.punch_free_space();
         Ok(())
@@ -162,29 +183,28 @@ impl Inner {
             .cloned()
             .collect();
         let min_part = full::MIN_PART_SSTS * self.options.sst_target_bytes as u64;
-        full::split_ranges(&lower, full::compaction_threads(), min_part)
+        let total: u64 = lower.iter().map(|sst| sst.meta.len).sum();
+        full::split_ranges(&lower, full::part_count(total, min_part))
     }
 
-    /// Merges `job` into new SSTs, one key range of `parts` per thread (the first on this
-    /// one). On an error, the outputs of every part are freed.
+    /// Merges `job` into new SSTs per `rules`, one key range of `parts` per thread (the first
+    /// on this one). On an error, or `None` when preempted, the outputs of every part are
+    /// freed.
     fn merge_parts(
         &self,
         job: &CompactionJob,
         parts: Vec<KeyRange>,
-    ) -> Result<Vec<Arc<SstHandle>>> {
+        rules: DropRules,
+    ) -> Result<Option<Vec<Arc<SstHandle>>>> {
         let current = Arc::clone(&self.view().version);
         let tombstones = current.range_tombstones.as_slice();
-        let rules = DropRules {
-            tombstones: job.drop_tombstones,
-            split: true,
-        };
         let merge_part = |range: KeyRange| {
             let mut source = SstMerge::bounded(&job.inputs, range);
-            self.write_ssts(&mut source, job.output_level, rules, tombstones, 0)
+            self.write_ssts_unless_preempted(&mut source, job.output_level, rules, tombstones, 0)
         };
         let mut parts = parts.into_iter();
         let first = parts.next().unwrap_or_default();
-        let results: Vec<Result<Vec<Arc<SstHandle>>>> = std::thread::scope(|scope| {
+        let results: Vec<Result<Option<Vec<Arc<SstHandle>>>>> = std::thread::scope(|scope| {
             let spawned: Vec<_> = parts
                 .map(|range| scope.spawn(|| merge_part(range)))
                 .collect();
@@ -198,19 +218,21 @@ impl Inner {
         });
         let mut outputs = Vec::new();
         let mut failure = None;
+        let mut preempted = false;
         for result in results {
             match result {
-                Ok(ssts) => outputs.extend(ssts),
+                Ok(Some(ssts)) => outputs.extend(ssts),
+                Ok(None) => preempted = true,
                 Err(err) => failure = failure.or(Some(err)),
             }
         }
-        if let Some(err) = failure {
+        if failure.is_some() || preempted {
             let extents: Vec<Extent> = outputs.iter().map(|sst| sst.meta.extent).collect();
             drop(outputs);
             self.free(&extents);
-            return Err(err);
+            return failure.map_or(Ok(None), Err);
         }
-        Ok(outputs)
+        Ok(Some(outputs))
     }
 
     /// Commits `outputs` in place of `job`'s inputs.
@@ -280,13 +302,42 @@ impl Inner {
         range_tombstones: &[super::RangeTombstone],
         capacity: u64,
     ) -> Result<Vec<Arc<SstHandle>>> {
+        let rules = DropRules {
+            preemptible: false,
+            ..rules
+        };
+        let written =
+            self.write_ssts_unless_preempted(entries, level, rules, range_tombstones, capacity)?;
+        Ok(written.unwrap_or_default())
+    }
+
+    /// As [`Inner::write_ssts`]; with `rules.preemptible`, stops once `compact()` waits,
+    /// frees what it wrote and returns `None`.
+    fn write_ssts_unless_preempted(
+        &self,
+        entries: &mut impl EntrySource,
+        level: usize,
+        rules: DropRules,
+        range_tombstones: &[super::RangeTombstone],
+        capacity: u64,
+    ) -> Result<Option<Vec<Arc<SstHandle>>>> {
         let mut outputs = Vec::new();
         let mut target = self.output_target(rules.split);
         let mut out = self.new_output(level, target, capacity, rules.split);
+        let mut preempted = false;
         let mut write_all = || -> Result<()> {
             let mut last: Vec<u8> = Vec::new();
             let mut first = true;
+            let mut until_poll = preempt::PREEMPT_POLL_ENTRIES;
             while entries.advance()? {
+                until_poll -= 1;
+                if until_poll == 0 {
+                    until_poll = preempt::PREEMPT_POLL_ENTRIES;
+                    if rules.preemptible && self.preempt.requested() {
+                        preempted = true;
+                        return Ok(());
+                    }
+                }
                 let (key, seq, kind) = (entries.key(), entries.seq(), entries.kind());
                 if !first && last == key {
                     continue;
@@ -314,8 +365,15 @@ impl Inner {
             self.output_abandon(out);
             return Err(err);
         }
+        if preempted {
+            self.output_abandon(out);
+            let extents: Vec<Extent> = outputs.iter().map(|sst| sst.meta.extent).collect();
+            drop(outputs);
+            self.free(&extents);
+            return Ok(None);
+        }
         outputs.extend(self.output_finish(out)?);
-        Ok(outputs)
+        Ok(Some(outputs))
     }
 
     /// A fresh output for `level`, reserving room for `target` plus slack when splitting.
@@ -435,6 +493,7 @@ impl Inner {
                 let rules = DropRules {
                     tombstones: false,
                     split: true,
+                    preemptible: false,
                 };
                 let pieces = self.write_ssts(&mut source, level, rules, &[], 0)?;
                 // A piece the holes could not take (cut to a hole but outgrown by a large
