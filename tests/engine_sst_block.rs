@@ -170,7 +170,11 @@ fn lz4_block_decodes_with_its_length_prefix() {
     let lz4 = encode_block(&entries, 16, Compression::Lz4);
     let raw = encode_block(&entries, 16, Compression::None);
     let declared = u32::from_le_bytes(lz4[..4].try_into().unwrap()) as usize;
-    assert_eq!(declared, raw.len() - 5, "prefix = uncompressed contents length");
+    assert_eq!(
+        declared,
+        raw.len() - 5,
+        "prefix = uncompressed contents length"
+    );
 }
 
 #[test]

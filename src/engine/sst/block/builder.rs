@@ -3,7 +3,8 @@
 use super::super::SstEntry;
 use super::super::format::{
     BLOCK_TYPE_LZ4, BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, COMPRESSION_MIN_SAVING_DIV,
-    DECODED_LEN_PREFIX, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, put_varint, seal_block,
+    DECODED_LEN_PREFIX, LZ4_ACCELERATION, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, put_varint,
+    seal_block,
 };
 use crate::engine::{Compression, Seq, ValueKind};
 
@@ -161,8 +162,12 @@ fn compress_lz4(raw: &[u8], out: &mut Vec<u8>) -> bool {
     let Some(dst) = out.get_mut(start..) else {
         return false;
     };
-    match lz4::block::compress_to_buffer(raw, Some(lz4::block::CompressionMode::DEFAULT), true, dst)
-    {
+    match lz4::block::compress_to_buffer(
+        raw,
+        Some(lz4::block::CompressionMode::FAST(LZ4_ACCELERATION)),
+        true,
+        dst,
+    ) {
         Ok(n) => {
             out.truncate(start + n);
             true
