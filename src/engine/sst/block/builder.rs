@@ -6,6 +6,7 @@ use super::super::format::{
     DECODED_LEN_PREFIX, LZ4_ACCELERATION, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, put_varint,
     seal_block,
 };
+use super::entry::common_prefix_len;
 use crate::engine::{Compression, Seq, ValueKind};
 
 /// Accumulates the entries of one data block.
@@ -47,10 +48,7 @@ impl BlockBuilder {
             self.since_restart = 0;
             0
         } else {
-            key.iter()
-                .zip(self.last_key.iter())
-                .take_while(|(a, b)| a == b)
-                .count()
+            common_prefix_len(key, &self.last_key)
         };
         let delta = key.get(shared..).unwrap_or_default();
         put_varint(&mut self.buf, shared as u64);
