@@ -134,6 +134,49 @@ fn lz4_block_is_smaller_than_raw_and_decodes() {
     assert_eq!(decode_block(&lz4).unwrap(), entries);
 }
 
+/// Values of pseudo-random bytes: LZ4 cannot save the 12.5% a compressed block must save.
+fn incompressible_entries() -> Vec<SstEntry> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    (0..20u64)
+        .map(|i| SstEntry {
+            key: format!("key{i:05}").into_bytes(),
+            seq: i + 1,
+            kind: ValueKind::Put,
+            value: (0..180)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+#[test]
+fn lz4_block_that_does_not_shrink_enough_is_stored_raw() {
+    let entries = incompressible_entries();
+    let raw = encode_block(&entries, 16, Compression::None);
+    let lz4 = encode_block(&entries, 16, Compression::Lz4);
+    assert_eq!(lz4, raw, "stored raw, byte for byte");
+    assert_eq!(lz4[lz4.len() - 5], 0, "raw type byte");
+    assert_eq!(decode_block(&lz4).unwrap(), entries);
+}
+
+#[test]
+fn lz4_block_decodes_with_its_length_prefix() {
+    let entries = compressible_entries();
+    let lz4 = encode_block(&entries, 16, Compression::Lz4);
+    let raw = encode_block(&entries, 16, Compression::None);
+    let declared = u32::from_le_bytes(lz4[..4].try_into().unwrap()) as usize;
+    assert_eq!(
+        declared,
+        raw.len() - 5,
+        "prefix = uncompressed contents length"
+    );
+}
+
 #[test]
 fn lz4_block_declaring_more_than_lz4_can_expand_is_corruption() {
     let lz4 = encode_block(&compressible_entries(), 16, Compression::Lz4);

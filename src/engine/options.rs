@@ -64,7 +64,12 @@ pub struct Options {
     pub level_size_ratio: u64,
     /// Compression of L0 (hot, short-lived) SST blocks.
     pub l0_compression: Compression,
-    /// Compression of SST blocks of level 1 and deeper (default LZ4; `Zstd` for smaller files
+    /// Compression of L1 SST blocks (default none, as RocksDB commonly sets L0–L1). Every
+    /// L0 → L1 compaction rewrites the L1 SSTs it overlaps (under random keys, most of L1), so
+    /// a bulk load would compress L1's data several times over while L1 holds only about
+    /// `l1_target_bytes` and the deeper levels ~90 % of the data.
+    pub l1_compression: Compression,
+    /// Compression of SST blocks of level 2 and deeper (default LZ4; `Zstd` for smaller files
     /// at several times the CPU per block read and per compaction).
     pub compression: Compression,
     /// Bits per key of the whole-key bloom filter (0 disables it).
@@ -104,6 +109,7 @@ impl Default for Options {
             l1_target_bytes: 16 << 20,
             level_size_ratio: 10,
             l0_compression: Compression::None,
+            l1_compression: Compression::None,
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
             prefix_extractor: None,
@@ -141,6 +147,16 @@ impl Options {
         Ok(())
     }
 
+    /// The block compression of SSTs written to `level`.
+    #[must_use]
+    pub fn compression_at(&self, level: usize) -> Compression {
+        match level {
+            0 => self.l0_compression,
+            1 => self.l1_compression,
+            _ => self.compression,
+        }
+    }
+
     /// The L0 SST count that delays writers, after raising it to the compaction trigger.
     #[must_use]
     pub fn l0_slowdown_at(&self) -> usize {
@@ -153,5 +169,24 @@ impl Options {
         self.l0_stop_trigger
             .max(self.l0_slowdown_at())
             .max(self.l0_compaction_trigger.saturating_add(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_level_gets_its_own_compression_and_deeper_levels_the_last() {
+        let options = Options {
+            l0_compression: Compression::None,
+            l1_compression: Compression::Zstd(3),
+            compression: Compression::Lz4,
+            ..Options::default()
+        };
+        assert_eq!(options.compression_at(0), Compression::None);
+        assert_eq!(options.compression_at(1), Compression::Zstd(3));
+        assert_eq!(options.compression_at(2), Compression::Lz4);
+        assert_eq!(options.compression_at(6), Compression::Lz4);
     }
 }

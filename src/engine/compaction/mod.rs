@@ -410,11 +410,7 @@ impl Inner {
         SstOptions {
             block_bytes: self.options.block_bytes,
             restart_interval: self.options.restart_interval,
-            compression: if level == 0 {
-                self.options.l0_compression
-            } else {
-                self.options.compression
-            },
+            compression: self.options.compression_at(level),
             bloom_bits_per_key: self.options.bloom_bits_per_key,
             prefix_extractor: self.options.prefix_extractor.clone(),
         }

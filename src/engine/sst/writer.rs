@@ -135,8 +135,14 @@ impl SstWriter {
             return;
         }
         let first = self.props.entries == 0;
-        let new_key = first || user_key != self.last_key.as_slice();
-        if !first && (user_key < self.last_key.as_slice() || (!new_key && seq >= self.last_seq)) {
+        // One comparison decides both the order check and whether the key is new.
+        let order = if first {
+            std::cmp::Ordering::Greater
+        } else {
+            user_key.cmp(self.last_key.as_slice())
+        };
+        let new_key = order.is_gt();
+        if order.is_lt() || (order.is_eq() && seq >= self.last_seq) {
             self.error = Some(format!(
                 "SST entry (key {user_key:?}, seq {seq}) does not follow (key {:?}, seq {})",
                 self.last_key, self.last_seq

@@ -3,8 +3,10 @@
 use super::super::SstEntry;
 use super::super::format::{
     BLOCK_TYPE_LZ4, BLOCK_TYPE_RAW, BLOCK_TYPE_ZSTD, COMPRESSION_MIN_SAVING_DIV,
-    DECODED_LEN_PREFIX, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, put_varint, seal_block,
+    DECODED_LEN_PREFIX, LZ4_ACCELERATION, MAX_DECOMPRESSED_BLOCK, RESTART_ENTRY_LEN, put_varint,
+    seal_block,
 };
+use super::entry::common_prefix_len;
 use crate::engine::{Compression, Seq, ValueKind};
 
 /// Accumulates the entries of one data block.
@@ -46,10 +48,7 @@ impl BlockBuilder {
             self.since_restart = 0;
             0
         } else {
-            key.iter()
-                .zip(self.last_key.iter())
-                .take_while(|(a, b)| a == b)
-                .count()
+            common_prefix_len(key, &self.last_key)
         };
         let delta = key.get(shared..).unwrap_or_default();
         put_varint(&mut self.buf, shared as u64);
@@ -87,12 +86,10 @@ impl BlockBuilder {
 }
 
 /// Turns finished block contents into a stored block (optionally compressed, with trailer),
-/// keeping the zstd context, the LZ4 hash table and the scratch buffer across blocks.
+/// keeping the zstd context and its scratch buffer across blocks.
 #[derive(Default)]
 pub struct BlockSealer {
     compressor: Option<(i32, zstd::bulk::Compressor<'static>)>,
-    /// Reused so an LZ4 block costs a clear of the table, not an allocation of it.
-    lz4_table: Option<Box<lz4_flex::block::CompressTable>>,
     scratch: Vec<u8>,
 }
 
@@ -107,57 +104,73 @@ impl BlockSealer {
     /// saves at least 12.5%, raw otherwise; then the trailer.
     pub fn seal(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) {
         let start = out.len();
-        let compressed = match compression {
+        let block_type = match compression {
             _ if raw.len() > MAX_DECOMPRESSED_BLOCK => None,
             Compression::None => None,
-            Compression::Zstd(level) => self.zstd(raw, level).map(|n| (n, BLOCK_TYPE_ZSTD)),
-            Compression::Lz4 => self.lz4(raw).map(|n| (n, BLOCK_TYPE_LZ4)),
+            Compression::Zstd(level) => self.zstd(raw, level, out).then_some(BLOCK_TYPE_ZSTD),
+            Compression::Lz4 => compress_lz4(raw, out).then_some(BLOCK_TYPE_LZ4),
         };
-        match compressed {
-            Some((n, block_type)) => {
-                out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-                out.extend_from_slice(self.scratch.get(..n).unwrap_or_default());
-                seal_block(out, start, block_type);
-            }
+        match block_type {
+            Some(block_type) => seal_block(out, start, block_type),
             None => {
+                out.truncate(start);
                 out.extend_from_slice(raw);
                 seal_block(out, start, BLOCK_TYPE_RAW);
             }
         }
     }
 
-    /// The largest compressed form of `raw` worth keeping.
-    fn budget(raw: &[u8]) -> usize {
-        (raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV).saturating_sub(DECODED_LEN_PREFIX)
-    }
-
-    /// Compresses `raw` with zstd into `scratch`; its length when worth keeping.
-    fn zstd(&mut self, raw: &[u8], level: i32) -> Option<usize> {
+    /// Appends `raw` compressed with zstd (length prefix, frame) to `out`; false, leaving
+    /// `out` as it was, unless that is worth keeping.
+    fn zstd(&mut self, raw: &[u8], level: i32, out: &mut Vec<u8>) -> bool {
         if self.compressor.as_ref().is_none_or(|(l, _)| *l != level) {
             self.compressor = zstd::bulk::Compressor::new(level).ok().map(|c| (level, c));
         }
-        let (_, c) = self.compressor.as_mut()?;
-        // zstd writes a Vec from its start, so the length prefix is added by the caller.
+        let Some((_, c)) = self.compressor.as_mut() else {
+            return false;
+        };
+        // zstd writes a Vec from its start, so the length prefix is added here.
         self.scratch.clear();
         self.scratch
             .reserve(zstd::zstd_safe::compress_bound(raw.len()));
-        c.compress_to_buffer(raw, &mut self.scratch)
-            .ok()
-            .filter(|&n| n <= Self::budget(raw))
-    }
-
-    /// Compresses `raw` with LZ4 (block format) into `scratch`; its length when worth keeping.
-    fn lz4(&mut self, raw: &[u8]) -> Option<usize> {
-        let bound = lz4_flex::block::get_maximum_output_size(raw.len());
-        // Zero only what the scratch grows by: LZ4 overwrites what it reports as written.
-        if self.scratch.len() < bound {
-            self.scratch.resize(bound, 0);
+        match c.compress_to_buffer(raw, &mut self.scratch) {
+            Ok(n) if n <= budget(raw) => {
+                out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+                out.extend_from_slice(self.scratch.get(..n).unwrap_or_default());
+                true
+            }
+            _ => false,
         }
-        let scratch = self.scratch.get_mut(..bound).unwrap_or_default();
-        let table = self.lz4_table.get_or_insert_with(Box::default);
-        lz4_flex::block::compress_into_with_table(raw, scratch, table)
-            .ok()
-            .filter(|&n| n <= Self::budget(raw))
+    }
+}
+
+/// The largest compressed form of `raw` worth keeping, without the length prefix.
+fn budget(raw: &[u8]) -> usize {
+    (raw.len() - raw.len() / COMPRESSION_MIN_SAVING_DIV).saturating_sub(DECODED_LEN_PREFIX)
+}
+
+/// Appends `raw` compressed with LZ4 (length prefix, block format) to `out`; false, with
+/// `out` grown by garbage the caller truncates, unless that is worth keeping.
+fn compress_lz4(raw: &[u8], out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    let room = DECODED_LEN_PREFIX + budget(raw);
+    // Zeroed once per block: LZ4 wants an initialised slice. Capping the output at the
+    // budget lets the encoder give up as soon as the block turns out not worth compressing.
+    out.resize(start + room, 0);
+    let Some(dst) = out.get_mut(start..) else {
+        return false;
+    };
+    match lz4::block::compress_to_buffer(
+        raw,
+        Some(lz4::block::CompressionMode::FAST(LZ4_ACCELERATION)),
+        true,
+        dst,
+    ) {
+        Ok(n) => {
+            out.truncate(start + n);
+            true
+        }
+        Err(_) => false,
     }
 }
 
