@@ -11,7 +11,7 @@ use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
 use crate::model::ISO8601_LEN;
-use crate::model::{DateTime, EdmType};
+use crate::model::{DateTime, EdmType, Value};
 use crate::table::{RowRef, StoredEntity};
 
 /// Appends `text` as a JSON string literal.
@@ -396,6 +396,24 @@ impl<'a> EntityWriter<'a> {
             stored.timestamp(),
         );
         for (name, value) in entity.properties() {
+            // The usual String and Int32 properties, as `write_row` writes them.
+            let name_bytes = name.as_str().as_bytes();
+            let mark = out.len();
+            let written = match value {
+                Value::String(text) => {
+                    push_plain(out, b",\"", name_bytes, b"\":\"")
+                        && push_plain(out, b"", text.as_str().as_bytes(), b"\"")
+                }
+                Value::Int32(number) if push_plain(out, b",\"", name_bytes, b"\":") => {
+                    write_int(out, i64::from(*number));
+                    true
+                }
+                _ => false,
+            };
+            if written {
+                continue;
+            }
+            out.truncate(mark);
             // An owned entity's values are all valid, so the writer cannot fail on them.
             let _ = write_property(
                 out,
