@@ -64,9 +64,15 @@ impl StampText {
     }
 
     /// The ISO 8601 text, as `DateTime`'s `Display` writes it.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The ISO 8601 text as bytes, of a length known to the writer.
+    #[inline]
+    pub(super) fn iso(&self) -> &[u8; ISO8601_LEN] {
+        &self.iso
     }
 
     /// The ETag's JSON string literal, quotes included.

@@ -1,14 +1,17 @@
 //! Writing entities as JSON, either from an owned [`StoredEntity`] or straight from a stored
 //! row's property bytes ([`RowRef`]); both go through one writer, so their bytes are equal.
 
+mod plain;
+
 use std::fmt::Write as _;
 
+use self::plain::{push_ascii, push_plain};
 use super::stamp::StampText;
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
 use crate::model::ISO8601_LEN;
-use crate::model::{DateTime, EdmType};
+use crate::model::{DateTime, EdmType, Value};
 use crate::table::{RowRef, StoredEntity};
 
 /// Appends `text` as a JSON string literal.
@@ -344,28 +347,37 @@ impl<'a> EntityWriter<'a> {
         self.write_head(out, (row.partition_key, row.row_key), row.timestamp);
         for frame in row.properties.frames() {
             let frame = frame?;
+            let name = frame.name_bytes();
             if let Some(names) = self.select
-                && !names
-                    .iter()
-                    .any(|wanted| wanted.as_bytes() == frame.name_bytes())
+                && !names.iter().any(|wanted| wanted.as_bytes() == name)
             {
                 continue;
             }
             // A stored name is a checked identifier, so nearly always plain ASCII that needs
-            // no escape; so are most strings, which are then copied as stored.
-            let plain_name = plain_text(frame.name_bytes());
-            if let Some(name) = plain_name
-                && frame.edm_type() == EdmType::String
-                && let Some(text) = plain_text(frame.value_bytes())
-            {
-                out.push_str(",\"");
-                out.push_str(name);
-                out.push_str("\":\"");
-                out.push_str(text);
-                out.push('"');
+            // no escape; so are most strings, which are then copied as stored. Each is tested
+            // as it is copied; a text that turns out to need escapes is taken back and
+            // written by the general path.
+            let mark = out.len();
+            let written = match frame.edm_type() {
+                EdmType::String => {
+                    push_plain(out, b",\"", name, b"\":\"")
+                        && push_plain(out, b"", frame.value_bytes(), b"\"")
+                }
+                // JSON infers Int32 at every metadata level: no annotation.
+                EdmType::Int32 => match frame.value_ref()? {
+                    ValueRef::Int32(value) if push_plain(out, b",\"", name, b"\":") => {
+                        write_int(out, i64::from(value));
+                        true
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if written {
                 continue;
             }
-            let name = match plain_name {
+            out.truncate(mark);
+            let name = match plain_text(name) {
                 Some(name) => Name::Plain(name),
                 None => Name::Text(frame.property()?.name()),
             };
@@ -384,6 +396,24 @@ impl<'a> EntityWriter<'a> {
             stored.timestamp(),
         );
         for (name, value) in entity.properties() {
+            // The usual String and Int32 properties, as `write_row` writes them.
+            let name_bytes = name.as_str().as_bytes();
+            let mark = out.len();
+            let written = match value {
+                Value::String(text) => {
+                    push_plain(out, b",\"", name_bytes, b"\":\"")
+                        && push_plain(out, b"", text.as_str().as_bytes(), b"\"")
+                }
+                Value::Int32(number) if push_plain(out, b",\"", name_bytes, b"\":") => {
+                    write_int(out, i64::from(*number));
+                    true
+                }
+                _ => false,
+            };
+            if written {
+                continue;
+            }
+            out.truncate(mark);
             // An owned entity's values are all valid, so the writer cannot fail on them.
             let _ = write_property(
                 out,
@@ -432,15 +462,18 @@ impl<'a> EntityWriter<'a> {
                 out.push_str(",\"PartitionKey\":");
             }
         }
-        write_str(out, partition_key);
-        out.push_str(",\"RowKey\":");
-        write_str(out, row_key);
-        if metadata == Metadata::Full {
-            out.push_str(",\"Timestamp@odata.type\":\"Edm.DateTime\"");
+        if !push_plain(out, b"\"", partition_key.as_bytes(), b"\"") {
+            write_str(out, partition_key);
         }
-        out.push_str(",\"Timestamp\":\"");
-        out.push_str(self.stamp.text());
-        out.push('"');
+        if !push_plain(out, b",\"RowKey\":\"", row_key.as_bytes(), b"\"") {
+            push_ascii(out, b",\"RowKey\":");
+            write_str(out, row_key);
+        }
+        if metadata == Metadata::Full {
+            push_ascii(out, b",\"Timestamp@odata.type\":\"Edm.DateTime\"");
+        }
+        // The ISO text is ASCII by construction: plain.
+        let _ = push_plain(out, b",\"Timestamp\":\"", self.stamp.iso(), b"\"");
     }
 }
 
