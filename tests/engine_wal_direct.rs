@@ -3,6 +3,8 @@
 //! direct write must also invalidate any cached copy, or later reads would see stale bytes).
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
+mod engine_wal_support;
+
 use strata::engine::file::{
     CrashMode, Extent, FaultyStorage, FileStorage, OpenMode, PAGE_SIZE, Storage, WalSegmentRef,
 };
@@ -18,13 +20,7 @@ const SEGMENT: WalSegmentRef = WalSegmentRef {
 };
 
 fn replayed(disk: &dyn Storage) -> Vec<(u64, Vec<u8>)> {
-    let mut records = Vec::new();
-    replay(disk, &[SEGMENT], &mut |seq, payload, _| {
-        records.push((seq, payload.to_vec()));
-        Ok(())
-    })
-    .unwrap();
-    records
+    engine_wal_support::replayed(disk, SEGMENT)
 }
 
 fn payload(seq: u64) -> Vec<u8> {

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+mod engine_wal_support;
+
 use strata::engine::file::{CrashMode, Extent, FaultyStorage, Storage, WalSegmentRef};
 use strata::engine::wal::{WalRecord, WalWriter, encode_record, replay};
 use strata::engine::{Durability, Engine, Options, WriteBatch};
@@ -17,13 +19,7 @@ const SEGMENT: WalSegmentRef = WalSegmentRef {
 };
 
 fn replayed(disk: &FaultyStorage) -> Vec<(u64, Vec<u8>)> {
-    let mut records = Vec::new();
-    replay(disk, &[SEGMENT], &mut |seq, payload, _| {
-        records.push((seq, payload.to_vec()));
-        Ok(())
-    })
-    .unwrap();
-    records
+    engine_wal_support::replayed(disk, SEGMENT)
 }
 
 fn frame(wal: &WalWriter, seq: u64, payload: &[u8]) -> Vec<u8> {
