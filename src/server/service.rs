@@ -21,6 +21,7 @@ use hyper::{HeaderMap, Request, Response, StatusCode};
 
 use super::acl;
 use super::auth::{self, Credentials};
+use super::combine::Combiner;
 use super::error::{Result, ServerError};
 use super::handlers::{self, Context};
 use super::json::Metadata;
@@ -62,6 +63,8 @@ pub struct State {
     requests: AtomicU64,
     /// Requests whose headers are parsed and whose response is not yet built.
     in_flight: AtomicUsize,
+    /// Concurrent single-entity writes, committed in groups.
+    pub(crate) combiner: Combiner,
 }
 
 /// One request counted in [`State::in_flight`] until dropped.
@@ -84,6 +87,7 @@ impl State {
             seed: RandomState::new().hash_one(std::process::id()),
             requests: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            combiner: Combiner::default(),
         }
     }
 
@@ -232,6 +236,21 @@ async fn process(
             request_id: request_id.as_str(),
         };
         return handlers::dispatch(&ctx, &body);
+    }
+    let ctx = Context {
+        state,
+        method,
+        target: &target,
+        headers: &parts.headers,
+        principal: &principal,
+        base: &base,
+        metadata,
+        request_id: request_id.as_str(),
+    };
+    if let Some(write) = handlers::prepare_write(&ctx, &body) {
+        // Parsed and authorised here; committed with the writes queued alongside it.
+        let etag = Combiner::commit(state, write?).await?;
+        return Ok(handlers::written(etag));
     }
     let state = Arc::clone(state);
     tokio::task::spawn_blocking(move || {
