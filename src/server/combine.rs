@@ -5,7 +5,9 @@
 //! Handing each write to its own worker cost, per write, a worker wake-up and the engine's
 //! leader/follower hand-offs of its group commit (~5 futex calls and ~4 context switches),
 //! while writes that arrive together share one sync either way. Here a worker is woken once
-//! per drain, not per write, and the writes that arrive during a sync are the next group.
+//! per drain, not per write, or none when every request in flight is a queued write (the
+//! HTTP thread then commits the group itself), and the writes that arrive during a sync are
+//! the next group.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -59,29 +61,79 @@ impl Drop for DrainGuard<'_> {
     }
 }
 
+/// Starts a drain on a worker when dropped armed.
+struct StartOnDrop<'a>(Option<&'a Arc<State>>);
+
+impl Drop for StartOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(state) = self.0.take() {
+            state.combiner.start(state, false);
+        }
+    }
+}
+
 impl Combiner {
     /// Commits `write` in the next group and returns its new ETag once it is durable.
+    ///
+    /// When every request in flight is a write queued here, the group is committed on this
+    /// (the HTTP) thread: nothing else is waiting for it, and a worker would cost a wake-up
+    /// there and one back per group. The decision follows one yield, so the runtime first
+    /// parses every request that already arrived (a read among them keeps the thread free).
+    /// Otherwise, or while the engine holds writes back (the sync could stall for a flush),
+    /// a blocking worker drains the queue.
     ///
     /// # Errors
     /// The write's own table error, or `Internal` if the draining worker failed.
     pub(crate) async fn commit(state: &Arc<State>, write: GroupWrite) -> Result<ETag> {
-        let (done, outcome) = oneshot::channel();
-        let start = {
+        let (done, mut outcome) = oneshot::channel();
+        let idle = {
             let mut queue = state.combiner.queue.lock();
             queue.jobs.push_back(Job { write, done });
-            !std::mem::replace(&mut queue.draining, true)
+            !queue.draining
         };
-        if start {
-            let state = Arc::clone(state);
-            drop(tokio::task::spawn_blocking(move || {
-                state.combiner.drain(&state.account);
-            }));
+        if idle {
+            // Should the request be dropped during the yield, its queued write still gets a
+            // drain rather than waiting for the next write to start one.
+            let mut pending = StartOnDrop(Some(state));
+            tokio::task::yield_now().await;
+            pending.0 = None;
+            state.combiner.start(state, true);
+        }
+        if let Ok(result) = outcome.try_recv() {
+            return Ok(result?);
         }
         match outcome.await {
             Ok(result) => Ok(result?),
             Err(_) => Err(ServerError::Internal {
                 reason: "the write worker stopped before answering".to_owned(),
             }),
+        }
+    }
+
+    /// Drains the queue here if every request in flight is queued in it, else on a worker;
+    /// nothing if a drain is already running or the queue is empty.
+    fn start(&self, state: &Arc<State>, may_inline: bool) {
+        let inline = {
+            let mut queue = self.queue.lock();
+            if queue.draining || queue.jobs.is_empty() {
+                return;
+            }
+            queue.draining = true;
+            may_inline
+                && state.in_flight() <= queue.jobs.len()
+                && !state.account.engine().writes_held_back()
+        };
+        if inline {
+            self.drain(&state.account);
+        } else if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let state = Arc::clone(state);
+            drop(runtime.spawn_blocking(move || {
+                state.combiner.drain(&state.account);
+            }));
+        } else {
+            // Only a request dropped outside the runtime (shutdown) gets here: its write is
+            // left queued, and the next write's drain takes it.
+            self.queue.lock().draining = false;
         }
     }
 

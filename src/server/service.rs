@@ -100,7 +100,12 @@ impl State {
 
     /// Whether the calling request is the only one in flight.
     fn alone(&self) -> bool {
-        self.in_flight.load(Ordering::Relaxed) == 1
+        self.in_flight() == 1
+    }
+
+    /// Requests whose headers are parsed and whose response is not yet built.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
     }
 
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
@@ -218,26 +223,6 @@ async fn process(
     base.push_str(host);
     base.push('/');
     base.push_str(&state.name);
-    if is_point_read(method, &target) || (is_single_entity(method, &target) && alone(state).await) {
-        // A point read is served where it was parsed: one engine get of a row that is
-        // almost always in the block or page cache costs less than handing the request to
-        // a worker and back (two thread wake-ups). So is a single-entity write that no other
-        // request is waiting on: its sync blocks this thread, but nothing else was queued for
-        // it, and the hand-off cost two wake-ups per write. Requests that arrive meanwhile
-        // wait at most that one write; writes that find each other go to the pool, where
-        // concurrent writers share one group commit.
-        let ctx = Context {
-            state,
-            method,
-            target: &target,
-            headers: &parts.headers,
-            principal: &principal,
-            base: &base,
-            metadata,
-            request_id: request_id.as_str(),
-        };
-        return handlers::dispatch(&ctx, &body);
-    }
     let ctx = Context {
         state,
         method,
@@ -249,9 +234,19 @@ async fn process(
         request_id: request_id.as_str(),
     };
     if let Some(write) = handlers::prepare_write(&ctx, &body) {
-        // Parsed and authorised here; committed with the writes queued alongside it.
+        // Parsed and authorised here; committed with the writes in flight alongside it.
         let etag = Combiner::commit(state, write?).await?;
         return Ok(handlers::written(etag));
+    }
+    if is_point_read(method, &target) || (is_single_entity(method, &target) && alone(state).await) {
+        // A point read is served where it was parsed: one engine get of a row that is
+        // almost always in the block or page cache costs less than handing the request to
+        // a worker and back (two thread wake-ups). So is a single-entity write that no other
+        // request is waiting on: its sync blocks this thread, but nothing else was queued for
+        // it, and the hand-off cost two wake-ups per write. Requests that arrive meanwhile
+        // wait at most that one write; writes that find each other go to the pool, where
+        // concurrent writers share one group commit.
+        return handlers::dispatch(&ctx, &body);
     }
     let state = Arc::clone(state);
     tokio::task::spawn_blocking(move || {
