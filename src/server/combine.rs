@@ -80,11 +80,21 @@ impl Combiner {
     /// there and one back per group. The decision follows one yield, so the runtime first
     /// parses every request that already arrived (a read among them keeps the thread free).
     /// Otherwise, or while the engine holds writes back (the sync could stall for a flush),
-    /// a blocking worker drains the queue.
+    /// a blocking worker drains the queue. A write alone in flight skips the queue.
     ///
     /// # Errors
     /// The write's own table error, or `Internal` if the draining worker failed.
     pub(crate) async fn commit(state: &Arc<State>, write: GroupWrite) -> Result<ETag> {
+        let held_back = || state.account.engine().writes_held_back();
+        let mut yielded = false;
+        if state.alone() && !held_back() {
+            tokio::task::yield_now().await;
+            yielded = true;
+            if state.alone() {
+                // A lone write, the single-client case: committed here without the queue.
+                return Ok(write.table.write_one(write.kind, &write.entity)?);
+            }
+        }
         let (done, mut outcome) = oneshot::channel();
         let idle = {
             let mut queue = state.combiner.queue.lock();
@@ -92,11 +102,13 @@ impl Combiner {
             !queue.draining
         };
         if idle {
-            // Should the request be dropped during the yield, its queued write still gets a
-            // drain rather than waiting for the next write to start one.
-            let mut pending = StartOnDrop(Some(state));
-            tokio::task::yield_now().await;
-            pending.0 = None;
+            if !yielded {
+                // Should the request be dropped during the yield, its queued write still gets
+                // a drain rather than waiting for the next write to start one.
+                let mut pending = StartOnDrop(Some(state));
+                tokio::task::yield_now().await;
+                pending.0 = None;
+            }
             state.combiner.start(state, true);
         }
         if let Ok(result) = outcome.try_recv() {

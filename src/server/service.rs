@@ -99,7 +99,7 @@ impl State {
     }
 
     /// Whether the calling request is the only one in flight.
-    fn alone(&self) -> bool {
+    pub(crate) fn alone(&self) -> bool {
         self.in_flight() == 1
     }
 
