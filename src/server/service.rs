@@ -2,7 +2,8 @@
 //! async side, reads the body under its cap and deadline, then runs the operation on a
 //! blocking worker (the table layer does synchronous, possibly syncing, I/O) — or, for a
 //! point read or a single-entity request that no other request is waiting on, where it was
-//! parsed.
+//! parsed. Update and Merge Entity requests are committed in groups by the write combiner
+//! (`combine`).
 
 use std::borrow::Cow;
 use std::convert::Infallible;
