@@ -18,6 +18,7 @@
 pub mod acl;
 pub mod auth;
 pub mod batch;
+mod combine;
 pub mod error;
 mod handlers;
 pub mod json;

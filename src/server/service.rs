@@ -2,13 +2,15 @@
 //! async side, reads the body under its cap and deadline, then runs the operation on a
 //! blocking worker (the table layer does synchronous, possibly syncing, I/O) — or, for a
 //! point read or a single-entity request that no other request is waiting on, where it was
-//! parsed.
+//! parsed. Update and Merge Entity requests are committed in groups by the write combiner
+//! (`combine`).
 
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -21,12 +23,13 @@ use hyper::{HeaderMap, Request, Response, StatusCode};
 
 use super::acl;
 use super::auth::{self, Credentials};
+use super::combine::Combiner;
 use super::error::{Result, ServerError};
 use super::handlers::{self, Context};
 use super::json::Metadata;
 use super::limits::{
     ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, BODY_READ_TIMEOUT, ENTITY_BODY_MAX_BYTES,
-    SERVICE_VERSION, URL_MAX_BYTES,
+    HEADER_READ_TIMEOUT, SERVICE_VERSION, URL_MAX_BYTES,
 };
 use super::reply::Reply;
 use super::route::{self, Resource};
@@ -62,6 +65,8 @@ pub struct State {
     requests: AtomicU64,
     /// Requests whose headers are parsed and whose response is not yet built.
     in_flight: AtomicUsize,
+    /// Concurrent single-entity writes, committed in groups.
+    pub(crate) combiner: Combiner,
 }
 
 /// One request counted in [`State::in_flight`] until dropped.
@@ -84,6 +89,7 @@ impl State {
             seed: RandomState::new().hash_one(std::process::id()),
             requests: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            combiner: Combiner::default(),
         }
     }
 
@@ -94,8 +100,13 @@ impl State {
     }
 
     /// Whether the calling request is the only one in flight.
-    fn alone(&self) -> bool {
-        self.in_flight.load(Ordering::Relaxed) == 1
+    pub(crate) fn alone(&self) -> bool {
+        self.in_flight() == 1
+    }
+
+    /// Requests whose headers are parsed and whose response is not yet built.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
     }
 
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
@@ -213,6 +224,21 @@ async fn process(
     base.push_str(host);
     base.push('/');
     base.push_str(&state.name);
+    let ctx = Context {
+        state,
+        method,
+        target: &target,
+        headers: &parts.headers,
+        principal: &principal,
+        base: &base,
+        metadata,
+        request_id: request_id.as_str(),
+    };
+    if let Some(write) = handlers::prepare_write(&ctx, &body) {
+        // Parsed and authorised here; committed with the writes in flight alongside it.
+        let etag = Combiner::commit(state, write?).await?;
+        return Ok(handlers::written(etag));
+    }
     if is_point_read(method, &target) || (is_single_entity(method, &target) && alone(state).await) {
         // A point read is served where it was parsed: one engine get of a row that is
         // almost always in the block or page cache costs less than handing the request to
@@ -221,16 +247,6 @@ async fn process(
         // it, and the hand-off cost two wake-ups per write. Requests that arrive meanwhile
         // wait at most that one write; writes that find each other go to the pool, where
         // concurrent writers share one group commit.
-        let ctx = Context {
-            state,
-            method,
-            target: &target,
-            headers: &parts.headers,
-            principal: &principal,
-            base: &base,
-            metadata,
-            request_id: request_id.as_str(),
-        };
         return handlers::dispatch(&ctx, &body);
     }
     let state = Arc::clone(state);
@@ -291,7 +307,9 @@ async fn read_body(body: Incoming, headers: &HeaderMap, limit: usize) -> Result<
     if declared.is_some_and(|len| len > limit as u64) {
         return Err(ServerError::RequestBodyTooLarge { limit });
     }
-    match tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect()).await {
+    let collect = std::pin::pin!(Limited::new(body, limit).collect());
+    let first = BODY_READ_TIMEOUT.min(HEADER_READ_TIMEOUT);
+    match deadline(collect, first, BODY_READ_TIMEOUT).await {
         Err(_) => Err(ServerError::BodyReadFailed {
             reason: "the body did not arrive in time".to_owned(),
         }),
@@ -302,6 +320,27 @@ async fn read_body(body: Incoming, headers: &HeaderMap, limit: usize) -> Result<
             reason: error.to_string(),
         }),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// Runs `future` for at most `total`, armed as a first timer of `first` (at most `total`)
+/// and, only if that one expires, a second for the rest.
+///
+/// tokio's timer wakes the runtime (an eventfd write and one more `epoll_wait`) whenever a
+/// timer is set to expire before the earliest deadline the runtime parked with. A body's
+/// deadline later than the next request's header deadline, which hyper sets right after the
+/// response, was the runtime's parked deadline while the body arrived: every request with a
+/// body cost that wake-up. With a first stage no longer than [`HEADER_READ_TIMEOUT`], the next
+/// header deadline always falls after it.
+async fn deadline<F: Future + Unpin>(
+    mut future: F,
+    first: Duration,
+    total: Duration,
+) -> std::result::Result<F::Output, tokio::time::error::Elapsed> {
+    let first = first.min(total);
+    match tokio::time::timeout(first, &mut future).await {
+        Ok(output) => Ok(output),
+        Err(_) => tokio::time::timeout(total.saturating_sub(first), future).await,
     }
 }
 
@@ -393,6 +432,28 @@ mod tests {
             RequestId::new(u64::MAX, 0).as_str(),
             "ffffffff-ffff-ffff-0000-000000000000"
         );
+    }
+
+    fn run<F: Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    #[test]
+    fn a_body_deadline_spans_both_stages_not_only_the_first() {
+        let (first, total) = (Duration::from_millis(20), Duration::from_millis(200));
+        let slow = async {
+            let late = Box::pin(tokio::time::sleep(Duration::from_millis(60)));
+            deadline(late, first, total).await
+        };
+        assert!(run(slow).is_ok());
+        let started = std::time::Instant::now();
+        let never = Box::pin(std::future::pending::<()>());
+        assert!(run(deadline(never, first, total)).is_err());
+        assert!(started.elapsed() >= total, "{:?}", started.elapsed());
     }
 
     #[test]

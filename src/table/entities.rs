@@ -18,10 +18,10 @@ use crate::engine::{Engine, WriteBatch};
 use crate::model::{Entity, PartitionKey, RowKey, TableName};
 
 /// Value buffers larger than this (a rare huge entity) are freed rather than kept per thread.
-const MAX_REUSED_GET_BUFFER: usize = 64 << 10;
+pub(crate) const MAX_REUSED_GET_BUFFER: usize = 64 << 10;
 
 thread_local! {
-    static GET_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    pub(crate) static GET_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// A handle on one table of an [`Account`], by name: operations resolve the name when they
@@ -69,7 +69,7 @@ impl Table {
     /// # Errors
     /// [`TableError::EntityAlreadyExists`] if the key exists, [`TableError::TableNotFound`].
     pub fn insert(&self, entity: &Entity) -> Result<ETag> {
-        self.put(OpKind::Insert, entity)
+        self.write_one(OpKind::Insert, entity)
     }
 
     /// Replaces every property of the stored entity with those of `entity`.
@@ -78,7 +78,7 @@ impl Table {
     /// [`TableError::ResourceNotFound`] if it does not exist,
     /// [`TableError::UpdateConditionNotSatisfied`] if `if_match` names another ETag.
     pub fn replace(&self, entity: &Entity, if_match: IfMatch) -> Result<ETag> {
-        self.put(OpKind::Replace(if_match), entity)
+        self.write_one(OpKind::Replace(if_match), entity)
     }
 
     /// Overwrites the properties of the stored entity that `entity` has, keeping the others.
@@ -87,7 +87,7 @@ impl Table {
     /// As [`Table::replace`], plus [`TableError::TooManyProperties`] /
     /// [`TableError::EntityTooLarge`] if the merged entity breaks a limit.
     pub fn merge(&self, entity: &Entity, if_match: IfMatch) -> Result<ETag> {
-        self.put(OpKind::Merge(if_match), entity)
+        self.write_one(OpKind::Merge(if_match), entity)
     }
 
     /// Inserts `entity`, or replaces the stored one (no condition).
@@ -95,7 +95,7 @@ impl Table {
     /// # Errors
     /// [`TableError::TableNotFound`], engine failures.
     pub fn insert_or_replace(&self, entity: &Entity) -> Result<ETag> {
-        self.put(OpKind::InsertOrReplace, entity)
+        self.write_one(OpKind::InsertOrReplace, entity)
     }
 
     /// Inserts `entity`, or merges it into the stored one (no condition).
@@ -103,7 +103,7 @@ impl Table {
     /// # Errors
     /// As [`Table::merge`], without the ETag and existence conditions.
     pub fn insert_or_merge(&self, entity: &Entity) -> Result<ETag> {
-        self.put(OpKind::InsertOrMerge, entity)
+        self.write_one(OpKind::InsertOrMerge, entity)
     }
 
     /// Deletes the entity `(partition_key, row_key)`.
@@ -167,7 +167,8 @@ impl Table {
         Ok(Batch::new(self.clone(), PartitionKey::new(partition_key)?))
     }
 
-    fn put(&self, kind: OpKind, entity: &Entity) -> Result<ETag> {
+    /// Commits one write of `kind` on its own; its new ETag.
+    pub(crate) fn write_one(&self, kind: OpKind, entity: &Entity) -> Result<ETag> {
         let op = Operation { kind, entity };
         let etags = self.commit(std::slice::from_ref(&op), false)?;
         etags

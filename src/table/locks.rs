@@ -26,6 +26,20 @@ impl PartitionLocks {
 
     /// Locks the stripe of partition `partition_key` of table `table_id`.
     pub(crate) fn lock(&self, table_id: u32, partition_key: &str) -> MutexGuard<'_, ()> {
+        self.stripe(table_id, partition_key).lock()
+    }
+
+    /// Locks the stripe of the partition if no one holds it (this thread included).
+    pub(crate) fn try_lock(
+        &self,
+        table_id: u32,
+        partition_key: &str,
+    ) -> Option<MutexGuard<'_, ()>> {
+        self.stripe(table_id, partition_key).try_lock()
+    }
+
+    /// The mutex of the partition's stripe.
+    fn stripe(&self, table_id: u32, partition_key: &str) -> &Mutex<()> {
         let hash = xxh3_64_with_seed(partition_key.as_bytes(), u64::from(table_id));
         #[expect(
             clippy::cast_possible_truncation,
@@ -36,6 +50,6 @@ impl PartitionLocks {
             clippy::indexing_slicing,
             reason = "masked by LOCK_STRIPES - 1 (a power of two), below the array length"
         )]
-        self.stripes[index].0.lock()
+        &self.stripes[index].0
     }
 }

@@ -13,7 +13,7 @@ use crate::server::json::{
     write_row, write_str_parts,
 };
 use crate::server::reply::Reply;
-use crate::table::{ContinuationToken, Query, RowRef, StoredEntity};
+use crate::table::{ContinuationToken, ETag, GroupWrite, OpKind, Query, RowRef, StoredEntity};
 
 /// Prefix of the continuation key form this server writes: version 1, then base64url of
 /// the key, so any key survives a header and a query string.
@@ -138,6 +138,20 @@ pub fn update(
     body: &[u8],
     merge: bool,
 ) -> Result<Reply> {
+    let write = prepare_update(ctx, table, key, body, merge)?;
+    let etag = write.table.write_one(write.kind, &write.entity)?;
+    Ok(updated(etag))
+}
+
+/// Update or Merge Entity up to its commit: the condition, the authorisation and the parsed
+/// entity, ready to be committed alone or in a group.
+pub fn prepare_update(
+    ctx: &Context<'_>,
+    table: &str,
+    key: (&str, &str),
+    body: &[u8],
+    merge: bool,
+) -> Result<GroupWrite> {
     let if_match = ctx.if_match()?;
     let access = if if_match.is_some() {
         Access::Update
@@ -146,14 +160,22 @@ pub fn update(
     };
     ctx.principal.authorize(access, Some(table), Some(key))?;
     let entity = parse_entity(body, Some(key))?;
-    let handle = ctx.state.account.table(table)?;
-    let etag = match (merge, if_match) {
-        (false, Some(condition)) => handle.replace(&entity, condition)?,
-        (false, None) => handle.insert_or_replace(&entity)?,
-        (true, Some(condition)) => handle.merge(&entity, condition)?,
-        (true, None) => handle.insert_or_merge(&entity)?,
+    let kind = match (merge, if_match) {
+        (false, Some(condition)) => OpKind::Replace(condition),
+        (false, None) => OpKind::InsertOrReplace,
+        (true, Some(condition)) => OpKind::Merge(condition),
+        (true, None) => OpKind::InsertOrMerge,
     };
-    Ok(Reply::status(204).header("etag", etag_text(etag.timestamp())))
+    Ok(GroupWrite {
+        table: ctx.state.account.table(table)?,
+        kind,
+        entity,
+    })
+}
+
+/// The reply to a committed Update or Merge Entity.
+pub fn updated(etag: ETag) -> Reply {
+    Reply::status(204).header("etag", etag_text(etag.timestamp()))
 }
 
 /// Delete Entity: `DELETE /{account}/{table}(PartitionKey='..',RowKey='..')`; `If-Match` is

@@ -14,7 +14,7 @@ use super::json::Metadata;
 use super::reply::Reply;
 use super::route::{Resource, Target};
 use super::service::State;
-use crate::table::{ETag, IfMatch};
+use crate::table::{ETag, GroupWrite, IfMatch};
 
 /// `Prefer`, looked up by a prebuilt name (a `&str` lookup parses the name each time).
 const PREFER: HeaderName = HeaderName::from_static("prefer");
@@ -95,6 +95,36 @@ fn preference_applied(reply: Reply, prefer: Option<bool>) -> Reply {
         Some(false) => reply.header("preference-applied", "return-no-content"),
         None => reply,
     }
+}
+
+/// For an Update or Merge Entity request, the write it names, parsed and authorised, for a
+/// group commit (see `combine`); `None` for every other request.
+pub fn prepare_write(ctx: &Context<'_>, body: &[u8]) -> Option<Result<GroupWrite>> {
+    let Resource::Entity {
+        table,
+        partition_key,
+        row_key,
+    } = &ctx.target.resource
+    else {
+        return None;
+    };
+    let merge = match ctx.method {
+        "PUT" => false,
+        "MERGE" | "PATCH" => true,
+        _ => return None,
+    };
+    if super::acl::is_reserved_table(table) {
+        return Some(Err(ServerError::invalid(format!(
+            "table name {table:?} is reserved by the server"
+        ))));
+    }
+    let key = (partition_key.as_str(), row_key.as_str());
+    Some(entities::prepare_update(ctx, table, key, body, merge))
+}
+
+/// The reply to a write committed by a group: as [`dispatch`] answers Update / Merge Entity.
+pub fn written(etag: ETag) -> Reply {
+    entities::updated(etag)
 }
 
 /// Runs the operation a request names.
