@@ -146,6 +146,13 @@ impl SstIter {
         self.current().map(BlockCursor::key).unwrap_or_default()
     }
 
+    /// Whether the current entry's user key is the previous entry's (another version of
+    /// it); false for the first entry.
+    pub fn same_key_as_previous(&self) -> bool {
+        self.current()
+            .is_some_and(BlockCursor::same_key_as_previous)
+    }
+
     /// The current sequence number.
     pub fn seq(&self) -> Seq {
         self.current().map_or(0, BlockCursor::seq)

@@ -217,10 +217,17 @@ pub struct BlockCursor {
     /// Offset of the entry after the current one.
     next: usize,
     key: Vec<u8>,
+    /// The last key of the previous block (`reset` moves `key` here), if there was one: the
+    /// first entry of a block is compared with it.
+    prev_block_key: Option<Vec<u8>>,
+    /// `key` holds a decoded key (and is not merely empty).
+    keyed: bool,
     seq: Seq,
     kind: ValueKind,
     value: Range<usize>,
     valid: bool,
+    /// The current entry's key is the previous entry's.
+    same: bool,
 }
 
 impl BlockCursor {
@@ -230,19 +237,37 @@ impl BlockCursor {
             block,
             next: 0,
             key: Vec::new(),
+            prev_block_key: None,
+            keyed: false,
             seq: 0,
             kind: ValueKind::Put,
             value: 0..0,
             valid: false,
+            same: false,
         }
     }
 
-    /// Reuses this cursor (and its key buffer) for another block.
+    /// Reuses this cursor (and its key buffers) for another block; the next `advance`
+    /// tells whether the block's first key is the last one of this block.
     pub fn reset(&mut self, block: Arc<Block>) {
         self.block = block;
         self.next = 0;
+        let mut spare = self.prev_block_key.take().unwrap_or_default();
+        std::mem::swap(&mut self.key, &mut spare);
+        if self.keyed {
+            self.prev_block_key = Some(spare);
+        } else {
+            self.key = spare;
+        }
         self.key.clear();
+        self.keyed = false;
         self.valid = false;
+    }
+
+    /// Whether the current entry's user key is the previous entry's (another version of
+    /// it); false for the first entry after a seek.
+    pub fn same_key_as_previous(&self) -> bool {
+        self.same
     }
 
     /// True when positioned on an entry.
@@ -285,9 +310,17 @@ impl BlockCursor {
                 (e, seq)
             }
         };
+        let delta = self.block.data.get(e.delta).unwrap_or_default();
+        // The key is the previous one when it keeps all of it and adds nothing; a block's
+        // first entry (which shares nothing) is compared with the previous block's last key.
+        self.same = if self.next == 0 {
+            self.prev_block_key.as_deref() == Some(delta)
+        } else {
+            delta.is_empty() && e.shared == self.key.len()
+        };
         self.key.truncate(e.shared);
-        self.key
-            .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
+        self.key.extend_from_slice(delta);
+        self.keyed = true;
         self.set(seq, e.kind, e.value);
         Ok(true)
     }
@@ -312,10 +345,13 @@ impl BlockCursor {
                 self.key
                     .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
                 self.set(seq, e.kind, e.value);
+                self.keyed = true;
+                self.same = false;
                 Ok(true)
             }
             None => {
                 self.next = self.block.restarts_offset;
+                self.keyed = false;
                 self.valid = false;
                 Ok(false)
             }
