@@ -296,6 +296,7 @@ impl BlockCursor {
     }
 
     /// Moves to the next entry; false (and invalid) at the end of the block.
+    #[inline]
     pub fn advance(&mut self) -> Result<bool> {
         if self.next >= self.block.restarts_offset {
             self.valid = false;
@@ -304,11 +305,7 @@ impl BlockCursor {
         let entries = self.block.data.get(..self.block.restarts_offset);
         let (e, seq) = match entries.and_then(|d| read_entry(d, self.next, self.key.len())) {
             Some(found) => found,
-            None => {
-                let e = self.block.entry_at(self.next, self.key.len())?;
-                let seq = self.block.seq_of(&e)?;
-                (e, seq)
-            }
+            None => self.checked_entry()?,
         };
         let delta = self.block.data.get(e.delta).unwrap_or_default();
         // The key is the previous one when it keeps all of it and adds nothing; a block's
@@ -325,6 +322,17 @@ impl BlockCursor {
         Ok(true)
     }
 
+    /// The next entry decoded with every check (an unusual entry, or a fault to name): out
+    /// of line, so the common path stays small.
+    #[cold]
+    #[inline(never)]
+    fn checked_entry(&self) -> Result<(Entry, Seq)> {
+        let e = self.block.entry_at(self.next, self.key.len())?;
+        let seq = self.block.seq_of(&e)?;
+        Ok((e, seq))
+    }
+
+    #[inline]
     fn set(&mut self, seq: Seq, kind: ValueKind, value: Range<usize>) {
         self.seq = seq;
         self.kind = kind;
