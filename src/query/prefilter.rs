@@ -76,19 +76,6 @@ pub struct Prefilter {
     /// The filter is nothing but the needles' comparisons: a row holding every needle
     /// matches it.
     decides: bool,
-    /// The one needle of a filter that has just one, when its whole frame fits a word:
-    /// kept inline so a row's test touches no other memory.
-    single: Option<WordNeedle>,
-}
-
-/// A needle whose frame fits in [`WORD_LEN`] bytes, as masked words of its name part and
-/// its frame.
-#[derive(Debug, Clone, Copy)]
-struct WordNeedle {
-    name: u128,
-    name_mask: u128,
-    frame: u128,
-    frame_mask: u128,
 }
 
 /// What the bytes of a row say about a filter ([`Prefilter::verdict`]).
@@ -124,20 +111,10 @@ impl Prefilter {
             0 => 0,
             n => u64::MAX >> (64 - n),
         };
-        let single = match needles.as_slice() {
-            [one] if one.frame.bytes.len() <= WORD_LEN => Some(WordNeedle {
-                name: one.name.word,
-                name_mask: one.name.mask,
-                frame: one.frame.word,
-                frame_mask: one.frame.mask,
-            }),
-            _ => None,
-        };
         Self {
             needles,
             all,
             decides,
-            single,
         }
     }
 
@@ -177,24 +154,9 @@ impl Prefilter {
     fn walk(&self, encoded: &[u8]) -> Option<bool> {
         let (count, mut rest) = take_varint(frames_of(encoded)?)?;
         // One required property (`Group eq 'g1'`): the first frame of its name decides, with
-        // no needle loop nor found-mask per frame; a frame followed by a word of bytes is
-        // tested as one word (whole, since the needle's frame is no longer).
-        let mut remaining = count;
-        if let Some(one) = self.single {
-            while remaining > 0 {
-                let Some(head) = rest.first_chunk::<WORD_LEN>() else {
-                    break;
-                };
-                let word = u128::from_le_bytes(*head);
-                if (word ^ one.name) & one.name_mask == 0 {
-                    return Some((word ^ one.frame) & one.frame_mask == 0);
-                }
-                rest = skip_frame(rest)?;
-                remaining -= 1;
-            }
-        }
+        // no needle loop nor found-mask per frame.
         if let [needle] = self.needles.as_slice() {
-            for _ in 0..remaining {
+            for _ in 0..count {
                 if needle.name.starts(rest) {
                     return if needle.frame.starts(rest) {
                         Some(true)
