@@ -296,7 +296,7 @@ impl BlockCursor {
     }
 
     /// Moves to the next entry; false (and invalid) at the end of the block.
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self) -> Result<bool> {
         if self.next >= self.block.restarts_offset {
             self.valid = false;
