@@ -2,8 +2,9 @@
 //!
 //! Every level is a lending cursor: `advance()` moves to the next entry and the accessors
 //! borrow it in place (from a cached SST block, or from the memtable's own node, which the
-//! cursor keeps alive by holding the memtable), so a scan copies nothing per entry but the
-//! user key it must remember to skip older versions. The owned
+//! cursor keeps alive by holding the memtable), so a scan copies nothing per entry: older
+//! versions of a key are told by each source (an SST entry sharing its whole predecessor key,
+//! a memtable node with its predecessor's key) and by the merge's own comparisons. The owned
 //! `Iterator` impls are thin wrappers for callers that want `(Vec, Vec)` items.
 
 use std::cmp::Ordering;
@@ -88,6 +89,22 @@ fn key_cmp(a: &[u8], b: &[u8]) -> Ordering {
         .then_with(|| a.len().cmp(&b.len()))
 }
 
+/// The first sixteen bytes of `key` as two big-endian words, ordered as those bytes are;
+/// `None` for a shorter key.
+#[inline(always)]
+fn head_words(key: &[u8]) -> Option<(u64, u64)> {
+    let (a, rest) = key.split_first_chunk::<8>()?;
+    let b = rest.first_chunk::<8>()?;
+    Some((u64::from_be_bytes(*a), u64::from_be_bytes(*b)))
+}
+
+/// Whether two user keys are equal, looking first where neighbouring keys differ: their
+/// lengths and last bytes.
+#[inline(always)]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.last() == b.last() && a == b
+}
+
 /// Whether `key < end`, given `end_word = head_word(end)`.
 #[inline(always)]
 fn below(key: &[u8], end: &[u8], end_word: u64) -> bool {
@@ -145,6 +162,15 @@ impl Source {
         }
     }
 
+    /// Whether the current entry's user key is this source's previous entry's.
+    #[inline]
+    fn same_key_as_previous(&self) -> bool {
+        match self {
+            Self::Sst(iter) => iter.same_key_as_previous(),
+            Self::Mem(mem) => mem.cursor.same_key_as_previous(),
+        }
+    }
+
     #[inline]
     fn seq(&self) -> Seq {
         match self {
@@ -183,6 +209,14 @@ pub struct MergeIter {
     live: Vec<usize>,
     current: Option<usize>,
     runner_up: Option<usize>,
+    /// The runner-up key's first sixteen bytes as two big-endian words (`None` for a
+    /// shorter key): the lead's next key is ordered against them without a look at the
+    /// runner-up, whose key stays put while it waits.
+    runner_words: Option<(u64, u64)>,
+    /// The current entry's user key is the runner-up's.
+    tie: bool,
+    /// The current entry's user key is the previous entry's.
+    same: bool,
     primed: bool,
     /// Set after an error: the merge is fused.
     failed: bool,
@@ -196,6 +230,9 @@ impl MergeIter {
             sources,
             current: None,
             runner_up: None,
+            runner_words: None,
+            tie: false,
+            same: false,
             primed: false,
             failed: false,
         }
@@ -228,6 +265,41 @@ impl MergeIter {
         best
     }
 
+    /// Makes `runner_up` the runner-up of the current source: caches its head words and
+    /// whether the current entry shares its key.
+    fn set_runner_up(&mut self, runner_up: Option<usize>) {
+        self.runner_up = runner_up;
+        let runner = runner_up.and_then(|i| self.sources.get(i)).map(Source::key);
+        self.runner_words = runner.and_then(head_words);
+        let current = self
+            .current
+            .and_then(|i| self.sources.get(i))
+            .map(Source::key);
+        self.tie = matches!((runner, current), (Some(r), Some(c)) if same_key(r, c));
+    }
+
+    /// Whether the runner-up's entry comes before the current source's (just advanced)
+    /// one; records whether their keys are equal.
+    #[inline]
+    fn runner_leads(&mut self, runner_up: usize, current: usize) -> bool {
+        let key = self.sources.get(current).map_or(&[][..], Source::key);
+        if let (Some(runner), Some(words)) = (self.runner_words, head_words(key))
+            && runner != words
+        {
+            self.tie = false;
+            return runner < words;
+        }
+        let (Some(x), Some(y)) = (self.sources.get(runner_up), self.sources.get(current)) else {
+            return false;
+        };
+        let by_key = key_cmp(x.key(), y.key());
+        self.tie = by_key == Ordering::Equal;
+        by_key
+            .then_with(|| y.seq().cmp(&x.seq()))
+            .then_with(|| runner_up.cmp(&current))
+            == Ordering::Less
+    }
+
     #[inline]
     fn step(&mut self) -> Result<bool> {
         if !self.primed {
@@ -240,7 +312,8 @@ impl MergeIter {
                 }
             }
             self.current = self.min_except(None);
-            self.runner_up = self.min_except(self.current);
+            self.set_runner_up(self.min_except(self.current));
+            self.same = false;
             return Ok(self.current.is_some());
         }
         let Some(current) = self.current else {
@@ -249,18 +322,30 @@ impl MergeIter {
         let Some(source) = self.sources.get_mut(current) else {
             return Ok(false);
         };
+        // The entry just passed is the previous one of whichever source leads next.
+        let passed_tie = self.tie;
         if !source.advance()? {
             self.live.retain(|&i| i != current);
             self.current = self.runner_up;
-            self.runner_up = self.min_except(self.current);
+            self.set_runner_up(self.min_except(self.current));
+            self.same = passed_tie;
             return Ok(self.current.is_some());
         }
         if let Some(runner_up) = self.runner_up
-            && self.order(runner_up, current) == Ordering::Less
+            && self.runner_leads(runner_up, current)
         {
             self.current = Some(runner_up);
-            self.runner_up = self.min_except(Some(runner_up));
+            self.set_runner_up(self.min_except(Some(runner_up)));
+            self.same = passed_tie;
+            return Ok(true);
         }
+        if self.runner_up.is_none() {
+            self.tie = false;
+        }
+        self.same = self
+            .sources
+            .get(current)
+            .is_some_and(Source::same_key_as_previous);
         Ok(true)
     }
 
@@ -292,6 +377,13 @@ impl MergeIter {
     #[inline]
     pub fn seq(&self) -> Seq {
         self.source().map_or(0, Source::seq)
+    }
+
+    /// Whether the current entry's user key is the previous entry's (another version of
+    /// it): told by the sources and the merge's own comparisons, without keeping a copy.
+    #[inline]
+    pub fn same_key_as_previous(&self) -> bool {
+        self.same
     }
 
     /// The current key, sequence number and kind (empty, 0 and Put when not positioned).
@@ -359,10 +451,9 @@ pub struct RangeIter {
     merge: MergeIter,
     read_seq: Seq,
     tombstones: Vec<RangeTombstone>,
-    /// The user key of the last entry returned or skipped (only its newest version counts);
-    /// also the key [`RangeIter::key`] lends.
-    last_key: Vec<u8>,
-    has_last: bool,
+    /// A version of the current user key visible at `read_seq` was seen (returned or
+    /// deleted): older versions of it are skipped.
+    key_done: bool,
     /// Positioned on a live entry.
     valid: bool,
     done: bool,
@@ -403,8 +494,7 @@ impl RangeIter {
             merge: MergeIter::new(sources),
             read_seq,
             tombstones,
-            last_key: Vec::new(),
-            has_last: false,
+            key_done: false,
             valid: false,
             done: empty,
             _view: view,
@@ -428,20 +518,17 @@ impl RangeIter {
                 }
             }
             let (key, seq, kind) = self.merge.head();
-            // An older version of the key just returned or skipped.
-            // Neighbouring keys mostly differ in their last byte: look there first.
-            if self.has_last
-                && key.last() == self.last_key.last()
-                && self.last_key.as_slice() == key
-            {
+            // Versions of a key come newest first and together: the merge tells where a key
+            // starts, so no copy of the previous key is kept to compare with.
+            if !self.merge.same_key_as_previous() {
+                self.key_done = false;
+            } else if self.key_done {
                 continue;
             }
             if seq > self.read_seq {
                 continue;
             }
-            self.last_key.clear();
-            self.last_key.extend_from_slice(key);
-            self.has_last = true;
+            self.key_done = true;
             let deleted = kind == ValueKind::Delete
                 || self
                     .tombstones
@@ -459,7 +546,7 @@ impl RangeIter {
     /// The key of the current entry (empty when not positioned).
     #[inline]
     pub fn key(&self) -> &[u8] {
-        if self.valid { &self.last_key } else { &[] }
+        if self.valid { self.merge.key() } else { &[] }
     }
 
     /// The value of the current entry, borrowed from its block or memtable node (empty

@@ -153,6 +153,21 @@ impl Prefilter {
     /// encoder writes.
     fn walk(&self, encoded: &[u8]) -> Option<bool> {
         let (count, mut rest) = take_varint(frames_of(encoded)?)?;
+        // One required property (`Group eq 'g1'`): the first frame of its name decides, with
+        // no needle loop nor found-mask per frame.
+        if let [needle] = self.needles.as_slice() {
+            for _ in 0..count {
+                if needle.name.starts(rest) {
+                    return if needle.frame.starts(rest) {
+                        Some(true)
+                    } else {
+                        (rest.len() >= needle.frame.bytes.len()).then_some(false)
+                    };
+                }
+                rest = skip_frame(rest)?;
+            }
+            return Some(false);
+        }
         let mut found = 0u64;
         for _ in 0..count {
             for (bit, needle) in self.needles.iter().enumerate() {

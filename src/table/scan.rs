@@ -133,12 +133,14 @@ impl Table {
         // A lending cursor: the filter reads the value where it lies in the block cache.
         let mut cursor = snapshot.range(&start[..]..&end[..]);
         while cursor.advance().map_err(TableError::from)? {
-            let (engine_key, value) = (cursor.key(), cursor.value());
+            // The key is looked up only where something reads it: most examined rows are
+            // ruled out by their value alone.
+            let value = cursor.value();
             let out_of_time = examined > 0
                 && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
                 && started.elapsed() >= budget;
             if returned >= limit || out_of_time {
-                let (pk, rk) = split(table_id, engine_key)?;
+                let (pk, rk) = split(table_id, cursor.key())?;
                 return Ok(Some(ContinuationToken {
                     next_partition_key: pk.to_owned(),
                     next_row_key: rk.to_owned(),
@@ -146,7 +148,7 @@ impl Table {
             }
             examined = examined.wrapping_add(1);
             let (pk, rk) = if keys_read {
-                split(table_id, engine_key)?
+                split(table_id, cursor.key())?
             } else {
                 ("", "")
             };
@@ -163,6 +165,7 @@ impl Table {
             if verdict == Verdict::Maybe
                 && let Some(residual) = &plan.residual
             {
+                let engine_key = cursor.key();
                 let row = EncodedEntity {
                     partition_key: pk,
                     row_key: rk,
@@ -176,7 +179,7 @@ impl Table {
                     continue;
                 }
             }
-            visit(table_id, engine_key, value)?;
+            visit(table_id, cursor.key(), value)?;
             returned += 1;
         }
         Ok(None)

@@ -130,26 +130,51 @@ pub struct MemCursor {
     mem: Arc<Memtable>,
     /// The current node of `mem.list`; `None` before a seek and past the end.
     pos: Option<SkipPos>,
+    /// The node `step` left (`None` after a seek): versions of one key are neighbours, so
+    /// comparing with it tells an older version without a copy of the previous key.
+    prev: Option<SkipPos>,
 }
 
 impl MemCursor {
     /// A cursor over `mem`, not yet positioned.
     #[must_use]
     pub fn new(mem: Arc<Memtable>) -> Self {
-        Self { mem, pos: None }
+        Self {
+            mem,
+            pos: None,
+            prev: None,
+        }
     }
 
     /// Moves to the first entry with user key `>= start`; false when there is none.
     pub fn seek(&mut self, start: &[u8]) -> bool {
         self.pos = self.mem.list.lower_bound(start, Seq::MAX).map(NodeRef::pos);
+        self.prev = None;
         self.pos.is_some()
     }
 
     /// Moves to the next entry; false at the end (and then stays there).
     #[inline]
     pub fn step(&mut self) -> bool {
+        self.prev = self.pos;
         self.pos = self.node().and_then(NodeRef::successor).map(NodeRef::pos);
         self.pos.is_some()
+    }
+
+    /// Whether the current entry's user key is the one of the entry `step` left (false
+    /// after a seek and at the end).
+    #[inline(always)]
+    #[must_use]
+    pub fn same_key_as_previous(&self) -> bool {
+        // SAFETY: as in `node`: `prev` was set from a node of `self.mem.list`.
+        let prev = self.prev.map(|pos| unsafe { pos.node(&self.mem.list) });
+        match (prev, self.node()) {
+            (Some(prev), Some(node)) => {
+                let (a, b) = (prev.key(), node.key());
+                a.len() == b.len() && a.last() == b.last() && a == b
+            }
+            _ => false,
+        }
     }
 
     /// Leaves the entries: the cursor is past the end.

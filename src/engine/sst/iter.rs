@@ -77,33 +77,63 @@ impl SstIter {
         Ok(self.cursor.insert(cursor))
     }
 
+    /// The next entry: the common case, another entry of the current block, is handled
+    /// here and small enough to inline; the first seek and block changes are out of line.
+    #[inline]
     fn step(&mut self) -> Result<bool> {
-        let mut found = if let Some(start) = self.start.take() {
-            let idx = self.reader.find_block(&start);
-            if idx >= self.reader.data_blocks() {
-                return Ok(false);
-            }
-            self.load(idx)?.seek(&start)?
-        } else {
-            match self.cursor.as_mut() {
-                Some(c) => c.advance()?,
-                None => return Ok(false),
-            }
+        let found = match (&self.start, self.cursor.as_mut()) {
+            (None, Some(cursor)) => cursor.advance()?,
+            (None, None) => return Ok(false),
+            (Some(_), _) => return self.seek_start(),
         };
-        while !found {
+        if !found {
+            return self.next_block();
+        }
+        Ok(self.below_end())
+    }
+
+    /// Whether the current entry lies below the upper bound.
+    #[inline]
+    fn below_end(&self) -> bool {
+        if self.block_idx < self.end_block {
+            return true;
+        }
+        match (&self.end, &self.cursor) {
+            (Some(end), Some(cursor)) => cursor.key() < &**end,
+            _ => true,
+        }
+    }
+
+    /// The first entry `>= start`.
+    #[cold]
+    #[inline(never)]
+    fn seek_start(&mut self) -> Result<bool> {
+        let Some(start) = self.start.take() else {
+            return Ok(false);
+        };
+        let idx = self.reader.find_block(&start);
+        if idx >= self.reader.data_blocks() {
+            return Ok(false);
+        }
+        if self.load(idx)?.seek(&start)? {
+            return Ok(self.below_end());
+        }
+        self.next_block()
+    }
+
+    /// The first entry of the next block holding one, once the current block is done.
+    #[cold]
+    #[inline(never)]
+    fn next_block(&mut self) -> Result<bool> {
+        loop {
             let next = self.block_idx + 1;
             if next >= self.reader.data_blocks() || next > self.end_block {
                 return Ok(false);
             }
-            found = self.load(next)?.advance()?;
+            if self.load(next)?.advance()? {
+                return Ok(self.below_end());
+            }
         }
-        if self.block_idx >= self.end_block
-            && let (Some(end), Some(cursor)) = (&self.end, &self.cursor)
-            && cursor.key() >= &**end
-        {
-            return Ok(false);
-        }
-        Ok(true)
     }
 
     /// Moves to the next entry (the first call moves to the first entry `>= start`); false
@@ -144,6 +174,13 @@ impl SstIter {
     /// The current user key (empty when not positioned).
     pub fn key(&self) -> &[u8] {
         self.current().map(BlockCursor::key).unwrap_or_default()
+    }
+
+    /// Whether the current entry's user key is the previous entry's (another version of
+    /// it); false for the first entry.
+    pub fn same_key_as_previous(&self) -> bool {
+        self.current()
+            .is_some_and(BlockCursor::same_key_as_previous)
     }
 
     /// The current sequence number.

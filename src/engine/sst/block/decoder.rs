@@ -217,10 +217,17 @@ pub struct BlockCursor {
     /// Offset of the entry after the current one.
     next: usize,
     key: Vec<u8>,
+    /// The last key of the previous block (`reset` moves `key` here), if there was one: the
+    /// first entry of a block is compared with it.
+    prev_block_key: Option<Vec<u8>>,
+    /// `key` holds a decoded key (and is not merely empty).
+    keyed: bool,
     seq: Seq,
     kind: ValueKind,
     value: Range<usize>,
     valid: bool,
+    /// The current entry's key is the previous entry's.
+    same: bool,
 }
 
 impl BlockCursor {
@@ -230,19 +237,37 @@ impl BlockCursor {
             block,
             next: 0,
             key: Vec::new(),
+            prev_block_key: None,
+            keyed: false,
             seq: 0,
             kind: ValueKind::Put,
             value: 0..0,
             valid: false,
+            same: false,
         }
     }
 
-    /// Reuses this cursor (and its key buffer) for another block.
+    /// Reuses this cursor (and its key buffers) for another block; the next `advance`
+    /// tells whether the block's first key is the last one of this block.
     pub fn reset(&mut self, block: Arc<Block>) {
         self.block = block;
         self.next = 0;
+        let mut spare = self.prev_block_key.take().unwrap_or_default();
+        std::mem::swap(&mut self.key, &mut spare);
+        if self.keyed {
+            self.prev_block_key = Some(spare);
+        } else {
+            self.key = spare;
+        }
         self.key.clear();
+        self.keyed = false;
         self.valid = false;
+    }
+
+    /// Whether the current entry's user key is the previous entry's (another version of
+    /// it); false for the first entry after a seek.
+    pub fn same_key_as_previous(&self) -> bool {
+        self.same
     }
 
     /// True when positioned on an entry.
@@ -271,6 +296,7 @@ impl BlockCursor {
     }
 
     /// Moves to the next entry; false (and invalid) at the end of the block.
+    #[inline(always)]
     pub fn advance(&mut self) -> Result<bool> {
         if self.next >= self.block.restarts_offset {
             self.valid = false;
@@ -279,19 +305,34 @@ impl BlockCursor {
         let entries = self.block.data.get(..self.block.restarts_offset);
         let (e, seq) = match entries.and_then(|d| read_entry(d, self.next, self.key.len())) {
             Some(found) => found,
-            None => {
-                let e = self.block.entry_at(self.next, self.key.len())?;
-                let seq = self.block.seq_of(&e)?;
-                (e, seq)
-            }
+            None => self.checked_entry()?,
+        };
+        let delta = self.block.data.get(e.delta).unwrap_or_default();
+        // The key is the previous one when it keeps all of it and adds nothing; a block's
+        // first entry (which shares nothing) is compared with the previous block's last key.
+        self.same = if self.next == 0 {
+            self.prev_block_key.as_deref() == Some(delta)
+        } else {
+            delta.is_empty() && e.shared == self.key.len()
         };
         self.key.truncate(e.shared);
-        self.key
-            .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
+        self.key.extend_from_slice(delta);
+        self.keyed = true;
         self.set(seq, e.kind, e.value);
         Ok(true)
     }
 
+    /// The next entry decoded with every check (an unusual entry, or a fault to name): out
+    /// of line, so the common path stays small.
+    #[cold]
+    #[inline(never)]
+    fn checked_entry(&self) -> Result<(Entry, Seq)> {
+        let e = self.block.entry_at(self.next, self.key.len())?;
+        let seq = self.block.seq_of(&e)?;
+        Ok((e, seq))
+    }
+
+    #[inline]
     fn set(&mut self, seq: Seq, kind: ValueKind, value: Range<usize>) {
         self.seq = seq;
         self.kind = kind;
@@ -312,10 +353,13 @@ impl BlockCursor {
                 self.key
                     .extend_from_slice(self.block.data.get(e.delta).unwrap_or_default());
                 self.set(seq, e.kind, e.value);
+                self.keyed = true;
+                self.same = false;
                 Ok(true)
             }
             None => {
                 self.next = self.block.restarts_offset;
+                self.keyed = false;
                 self.valid = false;
                 Ok(false)
             }
