@@ -308,3 +308,67 @@ fn release_free_heap_pages() {
         libc::malloc_trim(0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Writes `count` 1 KiB entries, key prefix `tag`, in `Buffered` batches of ten.
+    fn fill(engine: &Engine, tag: u8, count: u32) {
+        for first in (0..count).step_by(10) {
+            let mut batch = WriteBatch::new();
+            for i in first..first + 10 {
+                let mut key = vec![tag];
+                key.extend_from_slice(&i.to_be_bytes());
+                batch.put(&key, &[tag; 1024]);
+            }
+            engine.write(&batch, Durability::Buffered).unwrap();
+        }
+    }
+
+    #[test]
+    fn frozen_memtable_is_flushed_while_a_compaction_holds_the_background_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Options {
+            memtable_bytes: 64 << 10,
+            l0_compaction_trigger: 100,
+            l0_slowdown_trigger: 100,
+            l0_stop_trigger: 100,
+            ..Options::default()
+        };
+        let engine = Engine::open(dir.path().join("db"), options).unwrap();
+        // A compaction "in progress": the compaction thread, once it has flushed what it
+        // found frozen, waits for this lock and flushes nothing more meanwhile.
+        let job = engine.inner.compaction.lock();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for (round, tag) in [b'a', b'b', b'c'].into_iter().enumerate() {
+            // Each round freezes one memtable (one frozen is below the writers' stop).
+            fill(&engine, tag, 100);
+            loop {
+                let l0 = engine
+                    .stats()
+                    .unwrap()
+                    .levels
+                    .first()
+                    .map_or(0, |l| l.files);
+                if l0 > round && engine.inner.frozen.lock().is_empty() {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "round {round}: frozen memtable not flushed during the compaction"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        drop(job);
+        assert_eq!(
+            engine.get(&[b'b', 0, 0, 0, 7]).unwrap(),
+            Some(vec![b'b'; 1024])
+        );
+        engine.close().unwrap();
+    }
+}
