@@ -78,6 +78,15 @@ fn cpu_seconds(clock: libc::clockid_t) -> f64 {
     time.tv_sec as f64 + time.tv_nsec as f64 / 1e9
 }
 
+/// Minor page faults taken by the calling thread so far.
+fn thread_faults() -> i64 {
+    // SAFETY: an all-zero `rusage` is valid, and `getrusage` only writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &raw mut usage) };
+    usage.ru_minflt
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1 << 20) as f64
 }
@@ -126,19 +135,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         libc::CLOCK_PROCESS_CPUTIME_ID,
         libc::CLOCK_THREAD_CPUTIME_ID,
     );
+    let faults0 = thread_faults();
     let (cpu0, thread0, wall0) = (cpu_seconds(process), cpu_seconds(thread), Instant::now());
     for batch in &batches {
         engine.write(batch, Durability::Buffered)?;
     }
     let (cpu1, thread1, wall1) = (cpu_seconds(process), cpu_seconds(thread), Instant::now());
+    let faults1 = thread_faults();
     engine.flush()?;
     let (cpu2, thread2, wall2) = (cpu_seconds(process), cpu_seconds(thread), Instant::now());
     let stats = engine.stats()?;
     println!(
-        "writes  wall {:.3} s  cpu {:.3} s  writer thread {:.3} s",
+        "writes  wall {:.3} s  cpu {:.3} s  writer thread {:.3} s, {} page faults",
         (wall1 - wall0).as_secs_f64(),
         cpu1 - cpu0,
-        thread1 - thread0
+        thread1 - thread0,
+        faults1 - faults0
     );
     println!(
         "flush   wall {:.3} s  cpu {:.3} s  writer thread {:.3} s",
