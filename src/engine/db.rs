@@ -33,7 +33,8 @@ use super::{Durability, Error, Options, Result, Seq, Snapshot, Stats, WriteBatch
 #[derive(Debug)]
 pub struct Engine {
     inner: Arc<Inner>,
-    background: Mutex<Option<JoinHandle<()>>>,
+    /// The compaction thread and the flush thread, when background work is on.
+    background: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Engine {
@@ -46,10 +47,14 @@ impl Engine {
     /// Opens the database held by `storage` for writing (e.g. a `FaultyStorage` in tests).
     pub fn open_with_storage(storage: Arc<dyn Storage>, options: Options) -> Result<Self> {
         let inner = Arc::new(super::recovery::open(storage, options, false)?);
-        let background = inner
-            .options
-            .background_compaction
-            .then(|| spawn_background(Arc::clone(&inner)));
+        let background = if inner.options.background_compaction {
+            vec![
+                spawn_background(Arc::clone(&inner)),
+                spawn_flusher(Arc::clone(&inner)),
+            ]
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             inner,
             background: Mutex::new(background),
@@ -67,7 +72,7 @@ impl Engine {
         let inner = Arc::new(super::recovery::open(storage, Options::default(), true)?);
         Ok(Self {
             inner,
-            background: Mutex::new(None),
+            background: Mutex::new(Vec::new()),
         })
     }
 
@@ -186,8 +191,8 @@ impl Engine {
             flags.1 = true;
             self.inner.bg.cv.notify_all();
         }
-        if let Some(handle) = self.background.lock().take() {
-            // A panic of the background thread already poisoned nothing we rely on; ignore it.
+        for handle in std::mem::take(&mut *self.background.lock()) {
+            // A panic of a background thread already poisoned nothing we rely on; ignore it.
             let _ = handle.join();
         }
     }
@@ -230,6 +235,52 @@ fn spawn_background(inner: Arc<Inner>) -> JoinHandle<()> {
     })
 }
 
+/// Longest the flush thread sleeps without looking at the frozen memtables (a safety net:
+/// every freeze wakes it).
+const FLUSHER_RECHECK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Flushes frozen memtables as soon as they are frozen, until shutdown.
+///
+/// The compaction thread flushes only between jobs, and an L0 → L1 job during a bulk load
+/// runs for hundreds of milliseconds: meanwhile the writer filled the frozen-memtable
+/// allowance, stopped, and built and synced the SSTs itself, so inserting and flushing took
+/// turns on one thread. On its own thread a flush (mostly waiting on its two syncs) overlaps
+/// the writer filling the next memtable (RocksDB's separate high-priority flush pool).
+fn spawn_flusher(inner: Arc<Inner>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        loop {
+            {
+                let mut flags = inner.bg.flags.lock();
+                // A freeze pushes to `frozen` before it signals under `flags`, so looking
+                // at `frozen` under `flags` loses no wake-up.
+                while !flags.1 && inner.frozen.lock().is_empty() {
+                    inner.bg.cv.wait_for(&mut flags, FLUSHER_RECHECK);
+                }
+                if flags.1 {
+                    return;
+                }
+            }
+            if inner.poison.lock().is_some() {
+                // Nothing can be flushed any more; wait for shutdown.
+                let mut flags = inner.bg.flags.lock();
+                if !flags.1 {
+                    inner.bg.cv.wait_for(&mut flags, FLUSHER_RECHECK);
+                }
+                continue;
+            }
+            let flushed = {
+                let _flushing = inner.flushing.lock();
+                inner.flush_frozen()
+            };
+            if let Err(err) = flushed {
+                let _ = inner.poisoned(err);
+            }
+            charge_memtables(&inner);
+            release_free_heap_pages();
+        }
+    })
+}
+
 /// Charges the memtables' memory to the block cache's budget, so that blocks, SST metadata
 /// and write buffers share one bound (see `BlockCache::charge_write_buffers`).
 fn charge_memtables(inner: &Inner) {
@@ -255,5 +306,69 @@ fn release_free_heap_pages() {
     // arenas' locks itself and is safe to call from any thread at any time.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Writes `count` 1 KiB entries, key prefix `tag`, in `Buffered` batches of ten.
+    fn fill(engine: &Engine, tag: u8, count: u32) {
+        for first in (0..count).step_by(10) {
+            let mut batch = WriteBatch::new();
+            for i in first..first + 10 {
+                let mut key = vec![tag];
+                key.extend_from_slice(&i.to_be_bytes());
+                batch.put(&key, &[tag; 1024]);
+            }
+            engine.write(&batch, Durability::Buffered).unwrap();
+        }
+    }
+
+    #[test]
+    fn frozen_memtable_is_flushed_while_a_compaction_holds_the_background_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Options {
+            memtable_bytes: 64 << 10,
+            l0_compaction_trigger: 100,
+            l0_slowdown_trigger: 100,
+            l0_stop_trigger: 100,
+            ..Options::default()
+        };
+        let engine = Engine::open(dir.path().join("db"), options).unwrap();
+        // A compaction "in progress": the compaction thread, once it has flushed what it
+        // found frozen, waits for this lock and flushes nothing more meanwhile.
+        let job = engine.inner.compaction.lock();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for (round, tag) in [b'a', b'b', b'c'].into_iter().enumerate() {
+            // Each round freezes one memtable (one frozen is below the writers' stop).
+            fill(&engine, tag, 100);
+            loop {
+                let l0 = engine
+                    .stats()
+                    .unwrap()
+                    .levels
+                    .first()
+                    .map_or(0, |l| l.files);
+                if l0 > round && engine.inner.frozen.lock().is_empty() {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "round {round}: frozen memtable not flushed during the compaction"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        drop(job);
+        assert_eq!(
+            engine.get(&[b'b', 0, 0, 0, 7]).unwrap(),
+            Some(vec![b'b'; 1024])
+        );
+        engine.close().unwrap();
     }
 }

@@ -13,7 +13,7 @@ mod pick;
 mod preempt;
 mod reclaim;
 
-use merge::{EntrySource, KeyRange, OwnedEntries, SstMerge};
+use merge::{EntrySource, KeyRange, MemEntries, SstMerge};
 use output::SstOutput;
 pub use pick::{CompactionJob, pick};
 pub use preempt::Preempt;
@@ -112,7 +112,7 @@ impl Inner {
             };
             // Snapshots pin the memtable itself, so only the newest version of each key (all
             // `write_ssts` keeps) needs to move on.
-            let mut entries = OwnedEntries::new(frozen.mem.entries());
+            let mut entries = MemEntries::new(Arc::clone(&frozen.mem));
             let rules = DropRules {
                 tombstones: false,
                 split: false,

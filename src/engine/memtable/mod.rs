@@ -76,7 +76,8 @@ impl Memtable {
         (node.key() == key).then(|| to_entry(node))
     }
 
-    /// Every entry in internal order (for flushing a frozen memtable).
+    /// Every entry in internal order, copied (tests; a flush lends them through `MemCursor`).
+    #[cfg(test)]
     pub fn entries(&self) -> impl Iterator<Item = MemEntry> + '_ {
         std::iter::successors(self.list.first(), |n| n.successor()).map(to_entry)
     }
