@@ -26,11 +26,12 @@ mod scan;
 mod table_list;
 
 pub use account::Account;
-pub use batch::Batch;
+pub use batch::{Batch, Submitted, Written};
 pub use continuation::ContinuationToken;
 pub use entities::Table;
 pub use error::{Result, TableError};
 pub use etag::{ETag, IfMatch};
+pub(crate) use ops::OpKind;
 pub use options::{Options, SystemTime, TimeSource};
 pub use row::StoredEntity;
 pub use rows::{RowChunk, RowRef};

@@ -5,7 +5,10 @@
 //! by the hand-written [`flat`] reader first, which is several times cheaper than serde's
 //! token stream and hands anything unusual over to serde_json.
 
+mod encode;
 mod flat;
+
+pub use encode::{EncodedEntity, encode_entity_reusing};
 
 use std::borrow::Cow;
 use std::fmt;
