@@ -74,6 +74,24 @@ impl<'de> Members<'de> {
         })
     }
 
+    /// The members of `body` in body order (not sorted, duplicates kept) if the flat reader
+    /// reads it; `false` when serde_json must decide (the members are then not usable).
+    fn read_in_body_order(&mut self, body: &'de [u8]) -> bool {
+        flat::read_object_into(body, &mut self.0).is_some()
+    }
+
+    /// Sorts members read by [`Members::read_in_body_order`] into what
+    /// [`Members::reparse`] gives.
+    fn sort_body_order(&mut self) {
+        self.sort_ordered();
+    }
+
+    /// The members in the order they are held (body order after
+    /// [`Members::read_in_body_order`]).
+    fn slice(&self) -> &[(Cow<'de, str>, Scalar<'de>)] {
+        &self.0
+    }
+
     /// [`Members::parse`] by serde_json alone.
     ///
     /// # Errors
