@@ -142,7 +142,7 @@ fn read_parts<'b>(
 /// The operations of an SDK-shaped batch body (`--outer`, the changeset's MIME headers, a
 /// changeset of parts each skipped by its length, `--outer--` after it), read without
 /// searching the whole body for the outer delimiter; `None` unless every step proves the
-/// delimiter search would read the same (see [`read_parts`]), when [`parse_with`]'s general
+/// delimiter search would read the same (see [`read_parts`]), when [`super::parse_with`]'s general
 /// reading decides, errors included.
 pub(super) fn parse_direct<'b>(body: &'b [u8], outer: &str) -> Option<Vec<BatchOperation<'b>>> {
     let outer = format!("--{outer}");
