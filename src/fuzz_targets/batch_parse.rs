@@ -5,8 +5,9 @@ use crate::server::limits::BATCH_MAX_PARTS;
 use crate::server::route;
 
 /// The first line of `data` is the multipart boundary, the rest the body. Parsing never
-/// panics; what it accepts is at most 100 operations, each with a verb and an origin-form
-/// path, whose routes also parse without panicking.
+/// panics and reads exactly what the delimiter search reads (`parse_by_search`: the same
+/// operations, or the same error); what it accepts is at most 100 operations, each with a
+/// verb and an origin-form path, whose routes also parse without panicking.
 pub fn batch_parse(data: &[u8]) {
     let (boundary, body) = match memchr::memchr(b'\n', data) {
         Some(at) => (
@@ -19,8 +20,25 @@ pub fn batch_parse(data: &[u8]) {
         "multipart/mixed; boundary={}",
         String::from_utf8_lossy(boundary).trim()
     );
-    let Ok(operations) = parse::parse(&content_type, body) else {
-        return;
+    let parsed = parse::parse(&content_type, body);
+    let searched = parse::parse_by_search(&content_type, body);
+    let operations = match (parsed, searched) {
+        (Ok(operations), Ok(reference)) => {
+            assert_eq!(
+                operations, reference,
+                "the length skip read other operations"
+            );
+            operations
+        }
+        (Err(error), Err(reference)) => {
+            assert_eq!(
+                (error.to_string(), error.batch_index()),
+                (reference.to_string(), reference.batch_index()),
+                "the length skip failed otherwise"
+            );
+            return;
+        }
+        (parsed, searched) => panic!("the length skip disagrees: {parsed:?} vs {searched:?}"),
     };
     assert!(
         !operations.is_empty(),

@@ -4,11 +4,30 @@ use crate::model::{DateTime, Entity, PropertyName, Value};
 use crate::server::json::{self, Links, Metadata};
 use crate::table::{ETag, StoredEntity};
 
-/// Reading `data` as a JSON entity never panics; an entity it accepts, written back in
-/// minimal and full metadata, reads back to the same keys and typed properties.
+/// Reading `data` as a JSON entity never panics; encoding it straight into its stored form
+/// (what a batch does) gives the bytes of the entity read, or the same error; an entity it
+/// accepts, written back in minimal and full metadata, reads back to the same keys and
+/// typed properties.
 pub fn entity_json(data: &[u8]) {
-    let Ok(entity) = json::parse_entity(data, None) else {
-        return;
+    let mut row = Vec::new();
+    let encoded = json::encode_entity_reusing(data, None, &mut json::Members::default(), &mut row);
+    let entity = match (json::parse_entity(data, None), encoded) {
+        (Ok(entity), Ok(encoded)) => {
+            assert_eq!(
+                row,
+                crate::codec::property::encode(&entity),
+                "encoded otherwise"
+            );
+            assert_eq!(encoded.size, entity.size(), "sized otherwise");
+            assert_eq!(encoded.keys.partition_key(), entity.partition_key());
+            assert_eq!(encoded.keys.row_key(), entity.row_key());
+            entity
+        }
+        (Err(error), Err(theirs)) => {
+            assert_eq!(error.to_string(), theirs.to_string(), "failed otherwise");
+            return;
+        }
+        (parsed, encoded) => panic!("encoding disagrees: {parsed:?} vs {encoded:?}"),
     };
     let stored = StoredEntity {
         entity: entity.clone(),

@@ -116,6 +116,7 @@ impl Table {
         let op = Operation {
             kind: OpKind::Delete(if_match),
             entity: &entity,
+            row: None,
         };
         self.commit(std::slice::from_ref(&op), false).map(|_| ())
     }
@@ -169,7 +170,11 @@ impl Table {
 
     /// Commits one write of `kind` on its own; its new ETag.
     pub(crate) fn write_one(&self, kind: OpKind, entity: &Entity) -> Result<ETag> {
-        let op = Operation { kind, entity };
+        let op = Operation {
+            kind,
+            entity,
+            row: None,
+        };
         let etags = self.commit(std::slice::from_ref(&op), false)?;
         etags
             .into_iter()
@@ -205,7 +210,7 @@ impl Table {
         let etag = ETag::from_timestamp(timestamp);
         // Room for every key and value up front: an entity's size (UTF-16 counted) is above
         // its encoded length for the ASCII-heavy common case.
-        let estimate: usize = ops.iter().map(|op| op.entity.size()).sum();
+        let estimate: usize = ops.iter().map(Operation::size_hint).sum();
         let mut batch = WriteBatch::with_capacity(ops.len(), estimate);
         let mut etags = Vec::with_capacity(ops.len());
         let mut engine_key = Vec::new();

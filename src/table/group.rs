@@ -137,6 +137,7 @@ impl Account {
                 let op = Operation {
                     kind: write.kind,
                     entity,
+                    row: None,
                 };
                 let outcome = ops::apply(
                     member.state.name.as_str(),

@@ -27,7 +27,7 @@ mod scan;
 mod table_list;
 
 pub use account::Account;
-pub use batch::Batch;
+pub use batch::{Batch, Submitted, Written};
 pub use continuation::ContinuationToken;
 pub use entities::Table;
 pub use error::{Result, TableError};

@@ -37,6 +37,17 @@ impl OpKind {
 pub(crate) struct Operation<'a> {
     pub(crate) kind: OpKind,
     pub(crate) entity: &'a Entity,
+    /// The entity's properties already encoded (property bytes, any Timestamp in them
+    /// replaced when written), which the entity then lacks: it carries only the keys.
+    pub(crate) row: Option<&'a [u8]>,
+}
+
+impl Operation<'_> {
+    /// About how many bytes the operation writes: its entity's size, which is above the
+    /// encoded length for ASCII-heavy entities, plus any bytes encoded ahead.
+    pub(crate) fn size_hint(&self) -> usize {
+        self.entity.size() + self.row.map_or(0, <[u8]>::len)
+    }
 }
 
 /// The stored outcome of an operation.
@@ -104,14 +115,27 @@ pub(crate) fn apply(
     // Room up front from the entity's size, known without a pass over its properties (above
     // the encoded length unless names are mostly non-ASCII, when the buffer still grows):
     // growing it while encoding cost more than the reservation.
-    match merge_base {
-        None => {
+    let corrupt = |source| row::corrupt(table_id, engine_key, source);
+    match (merge_base, op.row) {
+        (None, Some(encoded)) => {
+            property::stamp_into(encoded, timestamp, value).map_err(corrupt)?
+        }
+        (None, None) => {
             value.reserve(entity.size() + TICKS_LEN);
             row::encode_into(entity, timestamp, value);
         }
-        Some(stored) => {
-            let mut merged = property::decode_stored(pk.clone(), rk.clone(), stored)
-                .map_err(|source| row::corrupt(table_id, engine_key, source))?;
+        (Some(stored), encoded) => {
+            let mut merged =
+                property::decode_stored(pk.clone(), rk.clone(), stored).map_err(corrupt)?;
+            // Properties encoded ahead are read back for the merge (not a batch's insert).
+            let decoded;
+            let entity = match encoded {
+                Some(encoded) => {
+                    decoded = property::decode(pk.clone(), rk.clone(), encoded).map_err(corrupt)?;
+                    &decoded
+                }
+                None => entity,
+            };
             for (name, new_value) in entity.properties() {
                 merged
                     .set(name.clone(), new_value.clone())

@@ -49,6 +49,8 @@ mod value_ref;
 pub(crate) mod walk;
 
 pub use decoder::{decode, decode_stored};
-pub use encoder::{encode, encode_into, encode_stamped_into, encoded_len};
+pub use encoder::{
+    PropertyWriter, encode, encode_into, encode_stamped_into, encoded_len, stamp_into,
+};
 pub use reader::{Properties, PropertyReader, RawFrame, RawFrames, RawProperty};
 pub use value_ref::ValueRef;

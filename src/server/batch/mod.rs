@@ -13,13 +13,15 @@ use super::auth::Access;
 use super::error::{Result, ServerError};
 use super::handlers::{Context, parse_if_match, prefer_content};
 use super::json::{
-    EntityWriter, Links, Members, parse_entity_reusing, write_entity, write_etag_text,
-    write_key_predicate,
+    EntityWriter, Links, Members, encode_entity_reusing, parse_entity_reusing, write_entity,
+    write_etag_text, write_key_predicate,
 };
 use super::reply::{Reply, error_body};
 use super::route::{self, Resource};
+use crate::codec::CodecError;
+use crate::codec::property::PropertyReader;
 use crate::model::{DateTime, PartitionKey, RowKey};
-use crate::table::{ETag, IfMatch, StoredEntity, TableError};
+use crate::table::{IfMatch, OpKind, RowRef, StoredEntity, TableError, Written};
 
 pub use parse::BatchOperation;
 
@@ -32,6 +34,20 @@ enum Op {
     InsertOrReplace,
     InsertOrMerge,
     Delete(IfMatch),
+}
+
+impl Op {
+    /// The table layer's name for this operation.
+    const fn op_kind(&self) -> OpKind {
+        match *self {
+            Self::Insert => OpKind::Insert,
+            Self::Replace(c) => OpKind::Replace(c),
+            Self::Merge(c) => OpKind::Merge(c),
+            Self::InsertOrReplace => OpKind::InsertOrReplace,
+            Self::InsertOrMerge => OpKind::InsertOrMerge,
+            Self::Delete(c) => OpKind::Delete(c),
+        }
+    }
 }
 
 /// An error about operation `index`: table errors carry the index so the message starts with it.
@@ -134,8 +150,9 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
     // The URL of the previous operation and its target: the inserts of a batch all post to
     // one URL, which is then routed once.
     let mut last_target: Option<(&str, Option<&str>, OperationTarget)> = None;
-    // One member buffer for every body of the batch.
+    // One member buffer and one property buffer for every body of the batch.
     let mut members = Members::default();
+    let mut row = Vec::new();
     for (index, op) in operations.iter().enumerate() {
         let mut step = || -> Result<()> {
             if !last_target
@@ -174,11 +191,21 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
                     )));
                 }
             };
-            let entity = match (&kind, keys) {
-                (Op::Delete(_), Some((pk, rk))) => {
-                    crate::model::Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?)
+            // Bodies that are not merged into a stored entity are encoded straight into
+            // their stored form; merges need the entity.
+            let (entity, size) = match (&kind, keys) {
+                (Op::Delete(_), Some((pk, rk))) => (
+                    crate::model::Entity::new(PartitionKey::new(pk)?, RowKey::new(rk)?),
+                    None,
+                ),
+                (Op::Merge(_) | Op::InsertOrMerge, _) => {
+                    (parse_entity_reusing(op.body, keys, &mut members)?, None)
                 }
-                _ => parse_entity_reusing(op.body, keys, &mut members)?,
+                _ => {
+                    row.clear();
+                    let encoded = encode_entity_reusing(op.body, keys, &mut members, &mut row)?;
+                    (encoded.keys, Some(encoded.size))
+                }
             };
             let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
             ctx.principal
@@ -196,6 +223,10 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
                 .into());
             }
             prepared.push((op, matches!(kind, Op::Insert)));
+            if let Some(size) = size {
+                batch.push_encoded(kind.op_kind(), entity, &row, size);
+                return Ok(());
+            }
             match kind {
                 Op::Insert => batch.insert(entity),
                 Op::Replace(c) => batch.replace(entity, c),
@@ -229,8 +260,15 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
         writer: EntityWriter::new(ctx.metadata, &links, false, None),
         etag_texts: EtagTexts::default(),
     };
-    for ((op, insert), (entity, etag)) in prepared.into_iter().zip(written) {
-        parts.write(&mut out, entity, op, insert, etag);
+    for ((op, insert), written) in prepared.into_iter().zip(written.iter()) {
+        parts
+            .write(&mut out, written, op, insert)
+            .map_err(|source| ServerError::CorruptRow {
+                table: table.clone(),
+                partition_key: written.entity.partition_key().as_str().to_owned(),
+                row_key: written.entity.row_key().as_str().to_owned(),
+                source: Box::new(source),
+            })?;
     }
     Ok(close_response(ctx, true, out))
 }
@@ -274,20 +312,24 @@ struct SuccessParts<'a> {
 impl SuccessParts<'_> {
     /// Writes the response part of operation `op` (an insert when `insert`), whose entity and
     /// new ETag (`None` for a delete) the batch handed back.
+    ///
+    /// # Errors
+    /// A [`CodecError`] if the properties the batch encoded do not read back (never: they
+    /// were just written by the encoder).
     fn write(
         &mut self,
         out: &mut String,
-        mut entity: crate::model::Entity,
+        written: Written<'_>,
         op: &BatchOperation<'_>,
         insert: bool,
-        etag: Option<ETag>,
-    ) {
+    ) -> Result<(), CodecError> {
         let ctx = self.ctx;
+        let entity = written.entity;
         out.push_str(&self.delimiter);
-        let Some(etag) = etag else {
+        let Some(etag) = written.etag else {
             write_part_status(out, op.content_id, 204);
             out.push_str("\r\n\r\n");
-            return;
+            return Ok(());
         };
         let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
         let address_start = self.address.as_str();
@@ -306,7 +348,7 @@ impl SuccessParts<'_> {
             out.push_str("DataServiceId: ");
             address(out);
             out.push_str("\r\n\r\n");
-            return;
+            return Ok(());
         }
         if content {
             if prefer == Some(true) {
@@ -317,9 +359,24 @@ impl SuccessParts<'_> {
             out.push_str("\r\nLocation: ");
             address(out);
             out.push_str("\r\n");
-            entity.set_timestamp(etag.timestamp());
-            self.writer
-                .write_entity(out, &StoredEntity { entity, etag });
+            match written.row {
+                // The stored form the batch wrote, read where it lies.
+                Some(row) => self.writer.write_row(
+                    out,
+                    &RowRef {
+                        partition_key: pk,
+                        row_key: rk,
+                        timestamp: etag.timestamp(),
+                        properties: PropertyReader::new(row)?,
+                    },
+                )?,
+                None => {
+                    let mut entity = entity.clone();
+                    entity.set_timestamp(etag.timestamp());
+                    self.writer
+                        .write_entity(out, &StoredEntity { entity, etag });
+                }
+            }
             out.push_str("\r\n");
         } else {
             out.push_str("Preference-Applied: return-no-content\r\nDataServiceId: ");
@@ -328,6 +385,7 @@ impl SuccessParts<'_> {
             address(out);
             out.push_str("\r\n\r\n");
         }
+        Ok(())
     }
 }
 

@@ -5,7 +5,7 @@ mod read;
 mod stamp;
 mod write;
 
-pub use read::{Members, Scalar};
+pub use read::{EncodedEntity, Members, Scalar, encode_entity_reusing};
 pub use write::{
     EntityWriter, key_predicate, write_entity, write_etag_text, write_key_predicate, write_row,
     write_str, write_str_parts,
@@ -112,21 +112,7 @@ pub fn entity_from_members(
     members: &Members<'_>,
     url_keys: Option<(&str, &str)>,
 ) -> Result<Entity> {
-    let key = |name: &str| -> Result<Option<&str>> {
-        match members.get(name) {
-            None | Some(Scalar::Null) => Ok(None),
-            Some(Scalar::Str(s)) => Ok(Some(s.as_ref())),
-            Some(_) => Err(ServerError::invalid(format!("{name} must be a string"))),
-        }
-    };
-    let body_pk = key("PartitionKey")?;
-    let body_rk = key("RowKey")?;
-    let (pk, rk) = match (url_keys, body_pk, body_rk) {
-        (Some((pk, rk)), _, _) => (pk, rk),
-        (None, Some(pk), Some(rk)) => (pk, rk),
-        (None, None, _) => return Err(ServerError::invalid("the entity has no PartitionKey")),
-        (None, _, None) => return Err(ServerError::invalid("the entity has no RowKey")),
-    };
+    let (pk, rk) = entity_keys(members, url_keys)?;
     let mut entity = Entity::new(PartitionKey::from_borrowed(pk)?, RowKey::from_borrowed(rk)?);
     // Members count the keys and annotations too: enough room, never a regrowth.
     entity.reserve_properties(members.len());
@@ -157,6 +143,31 @@ pub fn entity_from_members(
         }
     }
     Ok(entity)
+}
+
+/// The keys of an entity body: the URL's (`url_keys`) when given, else the body's.
+///
+/// # Errors
+/// [`ServerError::InvalidInput`] for a key member that is not a string, or a missing key.
+fn entity_keys<'a>(
+    members: &'a Members<'_>,
+    url_keys: Option<(&'a str, &'a str)>,
+) -> Result<(&'a str, &'a str)> {
+    let key = |name: &str| -> Result<Option<&'a str>> {
+        match members.get(name) {
+            None | Some(Scalar::Null) => Ok(None),
+            Some(Scalar::Str(s)) => Ok(Some(s.as_ref())),
+            Some(_) => Err(ServerError::invalid(format!("{name} must be a string"))),
+        }
+    };
+    let body_pk = key("PartitionKey")?;
+    let body_rk = key("RowKey")?;
+    match (url_keys, body_pk, body_rk) {
+        (Some((pk, rk)), _, _) => Ok((pk, rk)),
+        (None, Some(pk), Some(rk)) => Ok((pk, rk)),
+        (None, None, _) => Err(ServerError::invalid("the entity has no PartitionKey")),
+        (None, _, None) => Err(ServerError::invalid("the entity has no RowKey")),
+    }
 }
 
 /// The value of property `name` given as `json` with an optional type annotation; `None` for

@@ -5,7 +5,10 @@
 //! by the hand-written [`flat`] reader first, which is several times cheaper than serde's
 //! token stream and hands anything unusual over to serde_json.
 
+mod encode;
 mod flat;
+
+pub use encode::{EncodedEntity, encode_entity_reusing};
 
 use std::borrow::Cow;
 use std::fmt;
@@ -69,6 +72,24 @@ impl<'de> Members<'de> {
             }
             None => false,
         })
+    }
+
+    /// The members of `body` in body order (not sorted, duplicates kept) if the flat reader
+    /// reads it; `false` when serde_json must decide (the members are then not usable).
+    fn read_in_body_order(&mut self, body: &'de [u8]) -> bool {
+        flat::read_object_into(body, &mut self.0).is_some()
+    }
+
+    /// Sorts members read by [`Members::read_in_body_order`] into what
+    /// [`Members::reparse`] gives.
+    fn sort_body_order(&mut self) {
+        self.sort_ordered();
+    }
+
+    /// The members in the order they are held (body order after
+    /// [`Members::read_in_body_order`]).
+    fn slice(&self) -> &[(Cow<'de, str>, Scalar<'de>)] {
+        &self.0
     }
 
     /// [`Members::parse`] by serde_json alone.

@@ -1,0 +1,290 @@
+//! Tests of the batch body parser.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+use super::skip::{parse_direct, skip_by_length};
+use super::*;
+
+const BODY: &str = "--batch_1\r\nContent-Type: multipart/mixed; boundary=changeset_2\r\n\r\n\
+--changeset_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: 7\r\n\r\n\
+POST http://127.0.0.1:10002/devstoreaccount1/t HTTP/1.1\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n\
+{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}\r\n\
+--changeset_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+DELETE http://127.0.0.1:10002/devstoreaccount1/t(PartitionKey='p',RowKey='b') HTTP/1.1\r\nIf-Match: *\r\n\r\n\
+\r\n--changeset_2--\r\n--batch_1--\r\n";
+
+#[test]
+fn batch_parse_changeset_yields_each_operation() {
+    let ops = parse("multipart/mixed; boundary=batch_1", BODY.as_bytes()).unwrap();
+    assert_eq!(ops.len(), 2);
+    assert_eq!(ops[0].method, "POST");
+    assert_eq!(ops[0].path, "/devstoreaccount1/t");
+    assert_eq!(ops[0].content_id, Some("7"));
+    assert_eq!(ops[0].header("prefer"), Some("return-no-content"));
+    assert_eq!(ops[0].body, b"{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}");
+    assert_eq!(ops[1].method, "DELETE");
+    assert_eq!(ops[1].header("if-match"), Some("*"));
+    assert!(ops[1].body.is_empty());
+}
+
+#[test]
+fn batch_parse_truncated_body_is_invalid_input() {
+    for cut in 0..BODY.len() - 20 {
+        let result = parse("multipart/mixed; boundary=batch_1", &BODY.as_bytes()[..cut]);
+        assert!(result.is_err(), "cut at {cut}");
+    }
+}
+
+#[test]
+fn batch_parse_non_multipart_content_type_is_invalid_input() {
+    assert!(parse("application/json", BODY.as_bytes()).is_err());
+    assert!(parse("multipart/mixed", BODY.as_bytes()).is_err());
+}
+
+#[test]
+fn batch_parse_over_100_operations_fails_operation_99_as_the_service() {
+    let op = "--changeset_2\r\nContent-Type: application/http\r\n\r\n\
+DELETE http://h/a/t(PartitionKey='p',RowKey='b') HTTP/1.1\r\nIf-Match: *\r\n\r\n\r\n";
+    let body = |n: usize| {
+        format!(
+            "--batch_1\r\nContent-Type: multipart/mixed; boundary=changeset_2\r\n\r\n{}--changeset_2--\r\n--batch_1--\r\n",
+            op.repeat(n)
+        )
+    };
+    let content_type = "multipart/mixed; boundary=batch_1";
+    assert_eq!(
+        parse(content_type, body(100).as_bytes()).unwrap().len(),
+        100
+    );
+    let error = parse(content_type, body(101).as_bytes()).unwrap_err();
+    assert_eq!(error.batch_index(), Some(99));
+    assert_eq!((error.status(), error.code()), (400, "InvalidInput"));
+}
+
+#[test]
+fn batch_parse_two_top_level_parts_is_invalid_input() {
+    let body = format!(
+        "{}{}",
+        &BODY[..BODY.len() - "--batch_1--\r\n".len()],
+        "--batch_1\r\n\r\nGET http://h/a/t HTTP/1.1\r\n\r\n--batch_1--\r\n"
+    );
+    let error = parse("multipart/mixed; boundary=batch_1", body.as_bytes()).unwrap_err();
+    assert_eq!((error.batch_index(), error.code()), (None, "InvalidInput"));
+}
+#[test]
+fn batch_parse_header_lookup_is_case_blind_and_the_first_line_wins() {
+    let part = b"IF-MATCH: *\r\nX-Other :  v \r\n  \r\nprefer: a\r\nPrefer: b\r\n\r\nbody";
+    let (headers, content) = split_headers(part).unwrap();
+    assert_eq!(content, b"body");
+    for name in [
+        "if-match",
+        "If-Match",
+        "x-other",
+        "PREFER",
+        "content-id",
+        "missing",
+    ] {
+        let scanned = headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value);
+        assert_eq!(headers.get(name), scanned, "{name}");
+    }
+    assert_eq!(headers.get("prefer"), Some("a"));
+    assert_eq!(headers.get("x-other"), Some("v"));
+    assert_eq!(headers.iter().count(), 4);
+}
+
+#[test]
+fn batch_parse_header_block_errors_name_the_line_or_the_limit() {
+    let error = split_headers(b"Good: 1\r\nno colon here\r\n\r\n").unwrap_err();
+    assert!(error.to_string().contains("no colon here"), "{error}");
+    let many = "H: v\r\n".repeat(PART_MAX_HEADERS + 1) + "\r\n";
+    let error = split_headers(many.as_bytes()).unwrap_err();
+    assert!(error.to_string().contains("more than"), "{error}");
+    assert!(split_headers(b"H: \xff\r\n\r\n").is_err());
+    let (headers, content) = split_headers(b"A: 1\nB: 2").unwrap();
+    assert_eq!((headers.get("b"), content), (Some("2"), &b""[..]));
+}
+
+/// A changeset of SDK-shaped parts (`Content-Length` stated), each with `body`.
+fn sdk_batch(bodies: &[&str], length: impl Fn(&str) -> usize) -> String {
+    let mut out =
+        String::from("--batch_1\r\nContent-Type: multipart/mixed; boundary=changeset_2\r\n\r\n");
+    for (index, body) in bodies.iter().enumerate() {
+        out.push_str(&format!(
+            "--changeset_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: {index}\r\n\r\n\
+POST http://127.0.0.1:10002/devstoreaccount1/t HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nx-ms-version: 2019-02-02\r\n\r\n{body}\r\n",
+            length(body)
+        ));
+    }
+    out.push_str("--changeset_2--\r\n--batch_1--\r\n");
+    out
+}
+
+/// Whether the length skip and the delimiter search read `body` alike.
+fn reads_alike(body: &[u8]) -> bool {
+    let content_type = "multipart/mixed; boundary=batch_1";
+    match (
+        parse(content_type, body),
+        parse_by_search(content_type, body),
+    ) {
+        (Ok(ops), Ok(reference)) => ops == reference,
+        (Err(error), Err(reference)) => {
+            (error.to_string(), error.batch_index())
+                == (reference.to_string(), reference.batch_index())
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn batch_parse_sdk_parts_are_skipped_by_their_content_length() {
+    let body = sdk_batch(&[r#"{"PartitionKey":"p","RowKey":"a"}"#; 3], str::len);
+    let ops = parse("multipart/mixed; boundary=batch_1", body.as_bytes()).unwrap();
+    assert_eq!(ops.len(), 3);
+    assert_eq!(ops[2].body, br#"{"PartitionKey":"p","RowKey":"a"}"#);
+    assert_eq!(ops[2].content_id, Some("2"));
+    assert_eq!(ops[2].header("content-length"), Some("33"));
+    let first = body.find("--changeset_2\r\n").unwrap() + "--changeset_2\r\n".len();
+    let (op, next) = skip_by_length(&body.as_bytes()[first..], b"--changeset_2").unwrap();
+    assert_eq!(op, ops[0]);
+    assert!(body[first + next..].starts_with("--changeset_2\r\n"));
+    assert_eq!(parse_direct(body.as_bytes(), "batch_1"), Some(ops));
+    assert!(reads_alike(body.as_bytes()));
+}
+
+#[test]
+fn batch_parse_length_skip_reads_as_the_delimiter_search() {
+    let json = r#"{"PartitionKey":"p","RowKey":"a"}"#;
+    let cases = [
+        sdk_batch(&[json, json], |body| body.len() - 1),
+        sdk_batch(&[json, json], |body| body.len() + 1),
+        sdk_batch(&[json, json], |body| body.len() + 2),
+        sdk_batch(&[json], |_| 100_000),
+        sdk_batch(&["", json], str::len),
+        sdk_batch(&["{\n}", json], str::len),
+        sdk_batch(&["x\r\n--changeset_2\r\ny", json], str::len),
+        sdk_batch(&["--changeset_2", json], str::len),
+        sdk_batch(&["ends in CR\r", json], str::len),
+        sdk_batch(&[json, json], |_| 0),
+        sdk_batch(&[json; 101], str::len),
+        sdk_batch(&[json; 100], str::len),
+        sdk_batch(&[json, json], str::len).replace("POST", "post"),
+        sdk_batch(&[json, json], str::len).replace("x-ms-version", "-x-ms-version"),
+        sdk_batch(&[json, json], str::len).replace("x-ms-version:", "x-ms-version"),
+        sdk_batch(&[json, json], str::len).replace("Content-Length: 33", "Content-Length: +33"),
+        sdk_batch(&[json, json], str::len).replace("Content-Length: 33", "Content-Length:  33 "),
+        sdk_batch(&[json, json], str::len).replace("http://127.0.0.1:10002", "nohost"),
+        sdk_batch(&[json, json], str::len).replacen("HTTP/1.1", "XTTP/1.1", 1),
+        sdk_batch(&[json, json], str::len).replace("\r\n", "\n"),
+        sdk_batch(&[json, json], str::len).replace("--changeset_2--", "--changeset_2"),
+        sdk_batch(&[json, json], str::len).replace("changeset_2", "batch_1x"),
+        sdk_batch(&[json, json], str::len).replace("changeset_2", "batch_"),
+        sdk_batch(&[json, json], str::len).replace("--batch_1--\r\n", ""),
+        sdk_batch(&[json, json], str::len).replace("--batch_1--", "--batch_1"),
+        sdk_batch(&[json, json], str::len).replace("--batch_1--", "epilogue\r\n--batch_1--"),
+        sdk_batch(&[json, json], str::len)
+            .replace("--changeset_2--", "--changeset_2--\r\n--batch_1--"),
+        sdk_batch(&[json, json], str::len).replacen(
+            "\r\n\r\n--changeset_2",
+            "\r\n\r\npreamble\r\n--changeset_2",
+            1,
+        ),
+        sdk_batch(&[json, json], str::len).replacen(
+            "\r\n\r\n--changeset_2",
+            "\r\n\r\n--batch_1\r\n--changeset_2",
+            1,
+        ),
+        sdk_batch(&["--batch_1--", json], str::len),
+        sdk_batch(&[json, json], str::len).replacen("--batch_1", "x--batch_1", 1),
+        sdk_batch(&[json, json], str::len).replacen("--batch_1\r\n", "--batch_1--\r\n", 1),
+        sdk_batch(&[json, json], str::len)
+            .replace("multipart/mixed; boundary=changeset_2", "multipart/mixed"),
+        sdk_batch(&[json, json], str::len)
+            .replace("multipart/mixed; boundary=changeset_2", "application/http"),
+        sdk_batch(&[json, json], str::len).replacen(
+            "Content-Type: multipart",
+            "-Content-Type: multipart",
+            1,
+        ),
+        sdk_batch(&[], str::len),
+    ];
+    for (index, body) in cases.iter().enumerate() {
+        assert!(reads_alike(body.as_bytes()), "case {index}");
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn batch_parse_mutated_bodies_read_as_the_delimiter_search(
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        byte in proptest::prelude::any::<u8>(),
+        delete in proptest::prelude::any::<bool>(),
+    ) {
+        let json = r#"{"PartitionKey":"p","RowKey":"a"}"#;
+        let mut bytes = sdk_batch(&[json, json], str::len).into_bytes();
+        let at = at.index(bytes.len());
+        if delete {
+            bytes.remove(at);
+        } else {
+            bytes[at] = byte;
+        }
+        proptest::prop_assert!(reads_alike(&bytes));
+    }
+}
+
+#[test]
+fn batch_parse_known_header_names_compare_as_ascii_case_blind_equality() {
+    let mut names: Vec<Vec<u8>> = KNOWN_HEADERS
+        .iter()
+        .flat_map(|known| {
+            [
+                known.as_bytes().to_vec(),
+                known.to_ascii_uppercase().into_bytes(),
+                known.replace('-', "\r").into_bytes(),
+                known.replace('-', "\u{d}").into_bytes(),
+                known.replace('-', "_").into_bytes(),
+                known.replace('e', "E").into_bytes(),
+                known.replace('e', "%").into_bytes(),
+                known.replace('t', "\u{14}").into_bytes(),
+            ]
+        })
+        .collect();
+    names.extend([
+        b"x-ms-version".to_vec(),
+        b"accept".to_vec(),
+        b"ifmatch".to_vec(),
+    ]);
+    for name in &names {
+        for known in KNOWN_HEADERS {
+            assert_eq!(
+                eq_lower(name, known.as_bytes()),
+                name.eq_ignore_ascii_case(known.as_bytes()),
+                "{:?} vs {known}",
+                String::from_utf8_lossy(name)
+            );
+        }
+        for byte in 0..=255_u8 {
+            for at in 0..name.len() {
+                let mut changed = name.clone();
+                changed[at] = byte;
+                for known in KNOWN_HEADERS {
+                    assert_eq!(
+                        eq_lower(&changed, known.as_bytes()),
+                        changed.eq_ignore_ascii_case(known.as_bytes()),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_parse_urls_split_into_path_and_query() {
+    assert_eq!(
+        split_url("http://h:1/a/t()?$select=x").unwrap(),
+        ("/a/t()", Some("$select=x"))
+    );
+    assert_eq!(split_url("/a/t").unwrap(), ("/a/t", None));
+    assert!(split_url("http://host").is_err());
+    assert!(split_url("a/t").is_err());
+}
