@@ -68,7 +68,7 @@ impl Inner {
             split: true,
             preemptible: false,
         };
-        match self.merge_parts(&job, parts, rules)? {
+        match self.merge_parts(&job, parts, rules, false)? {
             Some(outputs) => self.commit_job(&job, outputs),
             None => Ok(()),
         }

@@ -11,6 +11,7 @@ mod merge;
 mod output;
 mod pick;
 mod preempt;
+mod priority;
 mod reclaim;
 
 use merge::{EntrySource, KeyRange, OwnedEntries, SstMerge};
@@ -150,7 +151,8 @@ impl Inner {
             split: true,
             preemptible: true,
         };
-        let Some(outputs) = self.merge_parts(job, self.subcompactions(job), rules)? else {
+        let (parts, urgent) = self.subcompactions(job);
+        let Some(outputs) = self.merge_parts(job, parts, rules, !urgent)? else {
             return Ok(());
         };
         self.commit_job(job, outputs)?;
@@ -164,17 +166,19 @@ impl Inner {
     /// from its trigger to the slowdown, or writers held back): otherwise the extra thread
     /// only takes a core from the writers. Cut at the first keys of the job's output-level
     /// inputs, which are disjoint and tell how the keys spread (L0 SSTs span about all keys).
-    fn subcompactions(&self, job: &CompactionJob) -> Vec<KeyRange> {
+    /// Also tells whether the job is urgent: writers are already held back.
+    fn subcompactions(&self, job: &CompactionJob) -> (Vec<KeyRange>, bool) {
         let current = Arc::clone(&self.view().version);
         let frozen = self.frozen.lock().len();
         let debt = Debt::of(&current, frozen, &self.options);
+        let urgent = debt.mode(&self.options) != Mode::Normal;
         let trigger = self.options.l0_compaction_trigger;
         let speedup_at = trigger + self.options.l0_slowdown_at().saturating_sub(trigger) / 4;
-        if debt.files() < speedup_at && debt.mode(&self.options) == Mode::Normal {
-            return vec![KeyRange::default()];
+        if debt.files() < speedup_at && !urgent {
+            return (vec![KeyRange::default()], urgent);
         }
         let Some(level) = current.levels.get(job.output_level) else {
-            return vec![KeyRange::default()];
+            return (vec![KeyRange::default()], urgent);
         };
         let lower: Vec<Arc<SstHandle>> = job
             .inputs
@@ -184,17 +188,20 @@ impl Inner {
             .collect();
         let min_part = full::MIN_PART_SSTS * self.options.sst_target_bytes as u64;
         let total: u64 = lower.iter().map(|sst| sst.meta.len).sum();
-        full::split_ranges(&lower, full::part_count(total, min_part))
+        let parts = full::split_ranges(&lower, full::part_count(total, min_part));
+        (parts, urgent)
     }
 
     /// Merges `job` into new SSTs per `rules`, one key range of `parts` per thread (the first
-    /// on this one). On an error, or `None` when preempted, the outputs of every part are
-    /// freed.
+    /// on this one, unless `low`: then every part runs on a thread of its own at the lowest
+    /// CPU priority, see [`priority`]). On an error, or `None` when preempted, the outputs of
+    /// every part are freed.
     fn merge_parts(
         &self,
         job: &CompactionJob,
         parts: Vec<KeyRange>,
         rules: DropRules,
+        low: bool,
     ) -> Result<Option<Vec<Arc<SstHandle>>>> {
         let current = Arc::clone(&self.view().version);
         let tombstones = current.range_tombstones.as_slice();
@@ -203,12 +210,23 @@ impl Inner {
             self.write_ssts_unless_preempted(&mut source, job.output_level, rules, tombstones, 0)
         };
         let mut parts = parts.into_iter();
-        let first = parts.next().unwrap_or_default();
+        let first = if low {
+            None
+        } else {
+            Some(parts.next().unwrap_or_default())
+        };
         let results: Vec<Result<Option<Vec<Arc<SstHandle>>>>> = std::thread::scope(|scope| {
             let spawned: Vec<_> = parts
-                .map(|range| scope.spawn(|| merge_part(range)))
+                .map(|range| {
+                    scope.spawn(move || {
+                        if low {
+                            priority::lower_current_thread();
+                        }
+                        merge_part(range)
+                    })
+                })
                 .collect();
-            let mut results = vec![merge_part(first)];
+            let mut results: Vec<_> = first.into_iter().map(merge_part).collect();
             results.extend(spawned.into_iter().map(|handle| {
                 handle.join().unwrap_or_else(|_| {
                     Err(Error::InvalidArgument("compaction thread panicked".into()))
