@@ -66,16 +66,17 @@ fn write_calls() -> u64 {
         .unwrap_or(0)
 }
 
-/// Nanoseconds this thread has waited runnable for a core (0 where schedstat is absent).
-fn run_delay_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
-        .unwrap_or(0)
+/// Nanoseconds this thread has run on a core and waited runnable for one (zeroes where
+/// schedstat is absent).
+fn schedstat_ns() -> [u64; 2] {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let mut fields = stat.split_whitespace().map(|n| n.parse().unwrap_or(0));
+    [fields.next().unwrap_or(0), fields.next().unwrap_or(0)]
 }
 
-/// Completed write requests, sectors written and flush requests of block device `disk`.
-fn disk_counters(disk: &str) -> [u64; 3] {
+/// Completed write requests, sectors written, flush requests and discard requests of block
+/// device `disk`.
+fn disk_counters(disk: &str) -> [u64; 4] {
     let stats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
     let fields: Vec<u64> = stats
         .lines()
@@ -84,7 +85,7 @@ fn disk_counters(disk: &str) -> [u64; 3] {
         .map(|f| f.iter().skip(3).filter_map(|n| n.parse().ok()).collect())
         .unwrap_or_default();
     let at = |i: usize| fields.get(i).copied().unwrap_or(0);
-    [at(4), at(6), at(15)]
+    [at(4), at(6), at(15), at(11)]
 }
 
 fn key(thread: u64, n: u64) -> Vec<u8> {
@@ -182,25 +183,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|t| {
             let engine = Arc::clone(&engine);
             let value = value.clone();
-            std::thread::spawn(move || -> strata::engine::Result<(Vec<Duration>, u64)> {
-                let delay0 = run_delay_ns();
-                let mut latencies = Vec::with_capacity(writes as usize);
-                for n in 0..writes {
-                    let mut batch = WriteBatch::new();
-                    batch.put(&key(t, n), &value);
-                    let at = Instant::now();
-                    engine.write(&batch, Durability::Sync)?;
-                    latencies.push(at.elapsed());
-                }
-                Ok((latencies, run_delay_ns().saturating_sub(delay0)))
-            })
+            std::thread::spawn(
+                move || -> strata::engine::Result<(Vec<Duration>, [u64; 2])> {
+                    let [run0, delay0] = schedstat_ns();
+                    let mut latencies = Vec::with_capacity(writes as usize);
+                    for n in 0..writes {
+                        let mut batch = WriteBatch::new();
+                        batch.put(&key(t, n), &value);
+                        let at = Instant::now();
+                        engine.write(&batch, Durability::Sync)?;
+                        latencies.push(at.elapsed());
+                    }
+                    let [run1, delay1] = schedstat_ns();
+                    Ok((latencies, [run1 - run0, delay1 - delay0]))
+                },
+            )
         })
         .collect();
     let mut latencies = Vec::new();
-    let mut run_delay = 0u64;
+    let (mut run, mut run_delay) = (0u64, 0u64);
     for worker in workers {
-        let (mine, delay) = worker.join().map_err(|_| "writer panicked")??;
+        let (mine, [ran, delay]) = worker.join().map_err(|_| "writer panicked")??;
         latencies.extend(mine);
+        run += ran;
         run_delay += delay;
     }
     let wall = started.elapsed().as_secs_f64();
@@ -216,26 +221,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (sys1 - sys0) / total * 1e6,
         total / calls as f64
     );
+    let waited: f64 = latencies.iter().map(Duration::as_secs_f64).sum::<f64>() * 1e9;
+    let blocked = (waited - run as f64 - run_delay as f64).max(0.0);
     latencies.sort_unstable();
     let pct = |p: usize| {
         let at = (latencies.len() * p / 100).min(latencies.len().saturating_sub(1));
         latencies.get(at).map_or(0.0, |d| d.as_secs_f64() * 1e6)
     };
     println!(
-        "latency us: p50 {:.0} p90 {:.0} p99 {:.0} max {:.0}; writers' run delay {:.1} us/write",
+        "latency us: p50 {:.0} p90 {:.0} p99 {:.0} max {:.0}; writers per write: on CPU {:.1} us, \
+         run delay {:.1} us, blocked {:.1} us",
         pct(50),
         pct(90),
         pct(99),
         pct(100),
-        run_delay as f64 / 1e3 / total
+        run as f64 / 1e3 / total,
+        run_delay as f64 / 1e3 / total,
+        blocked / 1e3 / total
     );
-    let [w0, s0, f0] = disk0;
-    let [w1, s1, f1] = disk1;
+    let [w0, s0, f0, d0] = disk0;
+    let [w1, s1, f1, d1] = disk1;
     println!(
-        "{disk}: {} write requests, {:.1} MiB written, {} flushes",
+        "{disk}: {} write requests, {:.1} MiB written, {} flushes, {} discards",
         w1.saturating_sub(w0),
         s1.saturating_sub(s0) as f64 * 512.0 / (1 << 20) as f64,
-        f1.saturating_sub(f0)
+        f1.saturating_sub(f0),
+        d1.saturating_sub(d0)
     );
     let stats = engine.stats()?;
     println!(

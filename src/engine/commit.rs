@@ -119,6 +119,9 @@ impl Inner {
                 batch.size()
             )));
         }
+        if durability == Durability::Sync {
+            self.stall.note_sync_write();
+        }
         if batch.is_empty() {
             if durability == Durability::Sync {
                 self.sync_wal()?;

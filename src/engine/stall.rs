@@ -8,7 +8,7 @@
 //! ~100 ms. `Stopped` (L0 at its hard bound, or frozen memtables at their memory bound) holds
 //! writers on a condition variable until background work publishes a new version.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -20,6 +20,11 @@ use super::version::Version;
 /// Frozen memtables at which writers stop (and flush them themselves if no one else is):
 /// bounds memtable memory to `FROZEN_LIMIT + 1` memtables.
 pub const FROZEN_LIMIT: usize = 2;
+
+/// How long after a `Sync` write background merges still count `Sync` writers as active:
+/// longer than any gap between the writes of one durable writer, short enough that a merge
+/// starting after the last one runs at normal priority.
+const SYNC_ACTIVE_WINDOW: Duration = Duration::from_millis(100);
 
 /// Slowest delayed rate (bytes/s): a floor so a writer never waits minutes for one batch.
 const STALL_MIN_RATE: f64 = 16.0 * 1024.0;
@@ -130,6 +135,10 @@ pub struct WriteController {
     state: Mutex<State>,
     progress: Condvar,
     max_rate: f64,
+    /// Origin of `last_sync_nanos`.
+    epoch: Instant,
+    /// Nanoseconds after `epoch` of the latest `Sync` write plus one (0: none yet).
+    last_sync_nanos: AtomicU64,
 }
 
 impl WriteController {
@@ -147,7 +156,25 @@ impl WriteController {
             }),
             progress: Condvar::new(),
             max_rate,
+            epoch: Instant::now(),
+            last_sync_nanos: AtomicU64::new(0),
         }
+    }
+
+    /// Records a `Sync` write starting now (background merges yield the CPU to such writers).
+    pub fn note_sync_write(&self) {
+        let nanos = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.last_sync_nanos
+            .store(nanos.saturating_add(1), Ordering::Relaxed);
+    }
+
+    /// Whether a `Sync` write started within the last `SYNC_ACTIVE_WINDOW`.
+    #[must_use]
+    pub fn sync_writers_active(&self) -> bool {
+        let last = self.last_sync_nanos.load(Ordering::Relaxed);
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        last != 0
+            && now.saturating_add(1).saturating_sub(last) <= SYNC_ACTIVE_WINDOW.as_nanos() as u64
     }
 
     /// The mode writers follow, or `None` before the first `update`.
@@ -333,6 +360,16 @@ mod tests {
         );
         controller.lock().update(debt(0, 0), &options);
         assert!((rate(&controller) - max).abs() < 1.0);
+    }
+
+    #[test]
+    fn sync_writers_count_as_active_only_within_the_window_after_a_sync_write() {
+        let controller = WriteController::new(&options(1 << 20));
+        assert!(!controller.sync_writers_active(), "no Sync write yet");
+        controller.note_sync_write();
+        assert!(controller.sync_writers_active());
+        std::thread::sleep(SYNC_ACTIVE_WINDOW + Duration::from_millis(20));
+        assert!(!controller.sync_writers_active(), "the window has passed");
     }
 
     #[test]

@@ -67,8 +67,9 @@ impl Inner {
             tombstones: true,
             split: true,
             preemptible: false,
+            yield_to_sync: false,
         };
-        match self.merge_parts(&job, parts, rules, false)? {
+        match self.merge_parts(&job, parts, rules)? {
             Some(outputs) => self.commit_job(&job, outputs),
             None => Ok(()),
         }

@@ -50,6 +50,11 @@ pub struct DropRules {
     pub split: bool,
     /// A background job: it stops, writing nothing durable, once `compact()` waits.
     pub preemptible: bool,
+    /// A background job that was not urgent when it started: every part runs on a thread of
+    /// its own, which drops to the lowest CPU priority while `Sync` writers are active (see
+    /// [`priority`]) and, once lowered, stops like a preempted job (writing nothing durable)
+    /// if writers get held back, so the job is picked again at normal priority.
+    pub yield_to_sync: bool,
 }
 
 impl Inner {
@@ -118,6 +123,7 @@ impl Inner {
                 tombstones: false,
                 split: false,
                 preemptible: false,
+                yield_to_sync: false,
             };
             let capacity = frozen.mem.approximate_bytes() as u64;
             let outputs = self.write_ssts(&mut entries, 0, rules, &[], capacity)?;
@@ -146,13 +152,14 @@ impl Inner {
         if let Some(moved) = self.trivial_move(job) {
             return moved;
         }
+        let (parts, urgent) = self.subcompactions(job);
         let rules = DropRules {
             tombstones: job.drop_tombstones,
             split: true,
             preemptible: true,
+            yield_to_sync: !urgent,
         };
-        let (parts, urgent) = self.subcompactions(job);
-        let Some(outputs) = self.merge_parts(job, parts, rules, !urgent)? else {
+        let Some(outputs) = self.merge_parts(job, parts, rules)? else {
             return Ok(());
         };
         self.commit_job(job, outputs)?;
@@ -193,15 +200,14 @@ impl Inner {
     }
 
     /// Merges `job` into new SSTs per `rules`, one key range of `parts` per thread (the first
-    /// on this one, unless `low`: then every part runs on a thread of its own at the lowest
-    /// CPU priority, see [`priority`]). On an error, or `None` when preempted, the outputs of
-    /// every part are freed.
+    /// on this one, unless `rules.yield_to_sync`: then each on a thread of its own, whose
+    /// priority may be lowered). On an error, or `None` when preempted, the outputs of every
+    /// part are freed.
     fn merge_parts(
         &self,
         job: &CompactionJob,
         parts: Vec<KeyRange>,
         rules: DropRules,
-        low: bool,
     ) -> Result<Option<Vec<Arc<SstHandle>>>> {
         let current = Arc::clone(&self.view().version);
         let tombstones = current.range_tombstones.as_slice();
@@ -210,21 +216,14 @@ impl Inner {
             self.write_ssts_unless_preempted(&mut source, job.output_level, rules, tombstones, 0)
         };
         let mut parts = parts.into_iter();
-        let first = if low {
+        let first = if rules.yield_to_sync {
             None
         } else {
             Some(parts.next().unwrap_or_default())
         };
         let results: Vec<Result<Option<Vec<Arc<SstHandle>>>>> = std::thread::scope(|scope| {
             let spawned: Vec<_> = parts
-                .map(|range| {
-                    scope.spawn(move || {
-                        if low {
-                            priority::lower_current_thread();
-                        }
-                        merge_part(range)
-                    })
-                })
+                .map(|range| scope.spawn(move || merge_part(range)))
                 .collect();
             let mut results: Vec<_> = first.into_iter().map(merge_part).collect();
             results.extend(spawned.into_iter().map(|handle| {
@@ -322,6 +321,7 @@ impl Inner {
     ) -> Result<Vec<Arc<SstHandle>>> {
         let rules = DropRules {
             preemptible: false,
+            yield_to_sync: false,
             ..rules
         };
         let written =
@@ -346,7 +346,9 @@ impl Inner {
         let mut write_all = || -> Result<()> {
             let mut last: Vec<u8> = Vec::new();
             let mut first = true;
-            let mut until_poll = preempt::PREEMPT_POLL_ENTRIES;
+            // The first entry polls, so a job started beside `Sync` writers yields at once.
+            let mut until_poll = 1;
+            let mut lowered = false;
             while entries.advance()? {
                 until_poll -= 1;
                 if until_poll == 0 {
@@ -354,6 +356,17 @@ impl Inner {
                     if rules.preemptible && self.preempt.requested() {
                         preempted = true;
                         return Ok(());
+                    }
+                    if rules.yield_to_sync {
+                        if !lowered && self.stall.sync_writers_active() {
+                            priority::lower_current_thread();
+                            lowered = true;
+                        }
+                        // Unprivileged threads cannot raise their priority again.
+                        if lowered && self.stall.mode().is_some_and(|mode| mode != Mode::Normal) {
+                            preempted = true;
+                            return Ok(());
+                        }
                     }
                 }
                 let (key, seq, kind) = (entries.key(), entries.seq(), entries.kind());
@@ -508,6 +521,7 @@ impl Inner {
                     tombstones: false,
                     split: true,
                     preemptible: false,
+                    yield_to_sync: false,
                 };
                 let pieces = self.write_ssts(&mut source, level, rules, &[], 0)?;
                 // A piece the holes could not take (cut to a hole but outgrown by a large

@@ -3,14 +3,17 @@
 //!
 //! Right after a bulk load the compaction backlog keeps a merge thread on each core; a `Sync`
 //! writer sleeps in every device flush, and each time it wakes it waited for a core behind
-//! the merges: run delay, not I/O, was most of its latency. A merge that is not urgent runs on
-//! threads of its own at the lowest CPU priority, so a waking writer takes the core at once,
-//! while the merge still gets every cycle the foreground leaves.
+//! the merges: run delay, not I/O, was most of its latency. While `Sync` writers are active a
+//! merge that was not urgent when it started drops to the lowest CPU priority, so a waking
+//! writer takes the core at once, while the merge still gets every cycle the foreground
+//! leaves. Other foreground work (buffered loads, reads) shares the cores with merges as
+//! before: there a slower merge only moves the backlog to later reads.
 //!
 //! Unprivileged threads cannot raise their priority again, so the background thread itself
-//! never lowers its own: each low-priority merge runs on threads spawned for that job (a few
-//! tens of microseconds against a job of hundreds of milliseconds), which end with it. Urgent
-//! merges (writers already held back by the write controller) keep normal priority.
+//! never lowers its own: such a merge runs every part on a thread spawned for that job (a few
+//! tens of microseconds against a job of hundreds of milliseconds), which ends with it. Urgency
+//! wins: a merge started while writers are held back keeps normal priority, and a lowered one
+//! stops, writing nothing durable, once they are, to be picked again at normal priority.
 
 /// Lowers the calling thread to the lowest CPU priority the system offers for background
 /// work. Only a hint: where the calls are refused or absent the thread keeps its priority.
