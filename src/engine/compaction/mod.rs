@@ -178,7 +178,9 @@ impl Inner {
         let current = Arc::clone(&self.view().version);
         let frozen = self.frozen.lock().len();
         let debt = Debt::of(&current, frozen, &self.options);
-        let urgent = debt.mode(&self.options) != Mode::Normal;
+        // The controller's mode too: a lowered job stops on it, and must come back urgent.
+        let urgent = debt.mode(&self.options) != Mode::Normal
+            || self.stall.mode().is_some_and(|mode| mode != Mode::Normal);
         let trigger = self.options.l0_compaction_trigger;
         let speedup_at = trigger + self.options.l0_slowdown_at().saturating_sub(trigger) / 4;
         if debt.files() < speedup_at && !urgent {
@@ -348,7 +350,7 @@ impl Inner {
             let mut first = true;
             // The first entry polls, so a job started beside `Sync` writers yields at once.
             let mut until_poll = 1;
-            let mut lowered = false;
+            let mut lowered: Option<priority::Lowered> = None;
             while entries.advance()? {
                 until_poll -= 1;
                 if until_poll == 0 {
@@ -358,14 +360,22 @@ impl Inner {
                         return Ok(());
                     }
                     if rules.yield_to_sync {
-                        if !lowered && self.stall.sync_writers_active() {
-                            priority::lower_current_thread();
-                            lowered = true;
-                        }
-                        // Unprivileged threads cannot raise their priority again.
-                        if lowered && self.stall.mode().is_some_and(|mode| mode != Mode::Normal) {
-                            preempted = true;
-                            return Ok(());
+                        let active = self.stall.sync_writers_active();
+                        let urgent = self.stall.mode().is_some_and(|mode| mode != Mode::Normal);
+                        match lowered {
+                            None if active && !urgent => {
+                                lowered = Some(priority::lower_current_thread());
+                            }
+                            Some(saved) if !active || urgent => {
+                                if saved.restore() {
+                                    lowered = None;
+                                } else if urgent {
+                                    // Unprivileged: redone from the start at normal priority.
+                                    preempted = true;
+                                    return Ok(());
+                                }
+                            }
+                            _ => {}
                         }
                     }
                 }

@@ -9,29 +9,58 @@
 //! leaves. Other foreground work (buffered loads, reads) shares the cores with merges as
 //! before: there a slower merge only moves the backlog to later reads.
 //!
-//! Unprivileged threads cannot raise their priority again, so the background thread itself
-//! never lowers its own: such a merge runs every part on a thread spawned for that job (a few
-//! tens of microseconds against a job of hundreds of milliseconds), which ends with it. Urgency
-//! wins: a merge started while writers are held back keeps normal priority, and a lowered one
-//! stops, writing nothing durable, once they are, to be picked again at normal priority.
+//! A lowered merge takes its priority back once the `Sync` writers are gone or the write
+//! controller holds writers back. Unprivileged threads cannot raise their priority, so the
+//! background thread itself never lowers its own: such a merge runs every part on a thread
+//! spawned for that job (a few tens of microseconds against a job of hundreds of
+//! milliseconds), which ends with it. Urgency wins: a merge started while writers are held
+//! back keeps normal priority, and a lowered one that cannot get its priority back stops,
+//! writing nothing durable, once they are, to be picked again at normal priority.
+
+/// The priority a thread had before [`lower_current_thread`], to go back to.
+#[derive(Debug, Clone, Copy)]
+pub struct Lowered {
+    /// The thread's nice value before.
+    nice: i32,
+}
 
 /// Lowers the calling thread to the lowest CPU priority the system offers for background
 /// work. Only a hint: where the calls are refused or absent the thread keeps its priority.
-pub fn lower_current_thread() {
+pub fn lower_current_thread() -> Lowered {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: `sched_param` is plain data; the calls only read it and change the policy
-        // of the calling thread (pid 0), which outlives them.
-        let param: libc::sched_param = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        let idle = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &raw const param) };
-        if idle != 0 {
-            // SAFETY: a plain syscall on the calling thread's id; no memory is passed.
+        // SAFETY: plain syscalls about the calling thread (pid 0 / its own tid); the
+        // `sched_param` they read is plain data that outlives them.
+        unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            let nice = libc::getpriority(libc::PRIO_PROCESS, tid);
+            let param: libc::sched_param = std::mem::zeroed();
+            if libc::sched_setscheduler(0, libc::SCHED_IDLE, &raw const param) != 0 {
+                libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+            }
+            Lowered { nice }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    Lowered { nice: 0 }
+}
+
+impl Lowered {
+    /// Gives the calling thread its priority back; false where the system refuses (raising a
+    /// priority needs `CAP_SYS_NICE` or a large enough `RLIMIT_NICE`), and it stays low.
+    pub fn restore(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: as in `lower_current_thread`.
             unsafe {
-                let tid = libc::gettid();
-                libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
+                let tid = libc::gettid() as libc::id_t;
+                let param: libc::sched_param = std::mem::zeroed();
+                libc::sched_setscheduler(0, libc::SCHED_OTHER, &raw const param) == 0
+                    && libc::setpriority(libc::PRIO_PROCESS, tid, self.nice) == 0
             }
         }
+        #[cfg(not(target_os = "linux"))]
+        true
     }
 }
 
@@ -40,7 +69,7 @@ mod tests {
     use super::lower_current_thread;
 
     #[test]
-    fn lowered_thread_runs_idle_or_at_nice_19_and_others_keep_their_priority() {
+    fn lowered_thread_runs_idle_or_at_nice_19_others_keep_theirs_and_restore_undoes_it() {
         // SAFETY: plain syscalls about the calling thread.
         let (policy, nice) = std::thread::spawn(|| {
             lower_current_thread();
