@@ -137,8 +137,10 @@ pub struct WriteController {
     max_rate: f64,
     /// Origin of `last_sync_nanos`.
     epoch: Instant,
-    /// Nanoseconds after `epoch` of the latest `Sync` write plus one (0: none yet).
+    /// Nanoseconds after `epoch` of the latest lone `Sync` write plus one (0: none yet).
     last_sync_nanos: AtomicU64,
+    /// As `last_sync_nanos`, for the latest other `Sync` write (queued behind others, or large).
+    last_crowded_nanos: AtomicU64,
 }
 
 impl WriteController {
@@ -158,23 +160,35 @@ impl WriteController {
             max_rate,
             epoch: Instant::now(),
             last_sync_nanos: AtomicU64::new(0),
+            last_crowded_nanos: AtomicU64::new(0),
         }
     }
 
-    /// Records a `Sync` write starting now (background merges yield the CPU to such writers).
-    pub fn note_sync_write(&self) {
+    /// Records a `Sync` write starting now: `lone` when no other writer was queued and the
+    /// batch is small (background merges yield the CPU to such writers only).
+    pub fn note_sync_write(&self, lone: bool) {
         let nanos = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.last_sync_nanos
-            .store(nanos.saturating_add(1), Ordering::Relaxed);
+        let slot = if lone {
+            &self.last_sync_nanos
+        } else {
+            &self.last_crowded_nanos
+        };
+        slot.store(nanos.saturating_add(1), Ordering::Relaxed);
     }
 
-    /// Whether a `Sync` write started within the last `SYNC_ACTIVE_WINDOW`.
+    /// Whether a lone `Sync` writer wrote within the last `SYNC_ACTIVE_WINDOW`, and no
+    /// crowded or large `Sync` write came within it.
     #[must_use]
     pub fn sync_writers_active(&self) -> bool {
-        let last = self.last_sync_nanos.load(Ordering::Relaxed);
-        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        last != 0
-            && now.saturating_add(1).saturating_sub(last) <= SYNC_ACTIVE_WINDOW.as_nanos() as u64
+        let now = u64::try_from(self.epoch.elapsed().as_nanos())
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        let window = SYNC_ACTIVE_WINDOW.as_nanos() as u64;
+        let recent = |slot: &AtomicU64| {
+            let at = slot.load(Ordering::Relaxed);
+            at != 0 && now.saturating_sub(at) <= window
+        };
+        recent(&self.last_sync_nanos) && !recent(&self.last_crowded_nanos)
     }
 
     /// The mode writers follow, or `None` before the first `update`.
@@ -363,11 +377,19 @@ mod tests {
     }
 
     #[test]
-    fn sync_writers_count_as_active_only_within_the_window_after_a_sync_write() {
+    fn lone_sync_writers_count_as_active_within_the_window_unless_crowded_writes_came() {
         let controller = WriteController::new(&options(1 << 20));
         assert!(!controller.sync_writers_active(), "no Sync write yet");
-        controller.note_sync_write();
+        controller.note_sync_write(true);
         assert!(controller.sync_writers_active());
+        controller.note_sync_write(false);
+        assert!(
+            !controller.sync_writers_active(),
+            "a crowded Sync write came"
+        );
+        std::thread::sleep(SYNC_ACTIVE_WINDOW + Duration::from_millis(20));
+        controller.note_sync_write(true);
+        assert!(controller.sync_writers_active(), "the crowded write is old");
         std::thread::sleep(SYNC_ACTIVE_WINDOW + Duration::from_millis(20));
         assert!(!controller.sync_writers_active(), "the window has passed");
     }
