@@ -1,22 +1,47 @@
-//! CPU cost and group size of durable writes: T threads each commit W single-put `Sync`
-//! batches (the peer bench's fillsync / fillsync-8threads) into a database preloaded with P
-//! buffered entries, and the process CPU time (user, system) per write is printed. Count the
-//! syncs with `perf stat -e syscalls:sys_enter_pwritev2,syscalls:sys_enter_fdatasync`.
+//! CPU cost, latency and group size of durable writes: T threads each commit W single-put
+//! `Sync` batches (the peer bench's fillsync / fillsync-8threads) into a database preloaded
+//! with P buffered entries, and the process CPU time (user, system) per write is printed. Count
+//! the syncs with `perf stat -e syscalls:sys_enter_pwritev2,syscalls:sys_enter_fdatasync`.
 //!
 //! ```sh
 //! cargo run --release --example sync_cpu -- [--threads T] [--writes W] [--preload P] [--dir D]
-//!     [--settle 1]
+//!     [--settle 1] [--random 1] [--disk vda]
 //! ```
 //!
 //! The timed writes start right after the preload, while its flushes and compactions still
 //! run (as the peer bench's fillsync does); `--settle 1` compacts fully first, so they run
-//! alone: the pair shows what background I/O costs a durable write.
+//! alone: the pair shows what background I/O costs a durable write. `--random 1` preloads as
+//! the peer bench's fillrandom does (100-entry same-partition batches in random partition
+//! order, bench-like values, then `Engine::flush`), which leaves the compaction backlog the
+//! bench's fillsync row runs beside. Besides throughput it prints write latency percentiles,
+//! the writers' scheduler run delay (time runnable but waiting for a core, from
+//! `/proc/thread-self/schedstat`) and the device's write and flush requests in the timed phase.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use strata::engine::{Durability, Engine, Options, WriteBatch};
+
+/// Bytes of each value (the peer bench's default).
+const VALUE_BYTES: usize = 180;
+/// Entries per preload batch (the peer bench's default).
+const BATCH: u64 = 100;
+/// Partitions the random preload spreads over (the peer bench's default).
+const PARTITIONS: u64 = 1_000;
+
+/// A small deterministic generator (SplitMix64).
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
 
 fn cpu_seconds() -> (f64, f64) {
     // SAFETY: getrusage only writes the struct it is given.
@@ -41,62 +66,151 @@ fn write_calls() -> u64 {
         .unwrap_or(0)
 }
 
+/// Nanoseconds this thread has run on a core and waited runnable for one (zeroes where
+/// schedstat is absent).
+fn schedstat_ns() -> [u64; 2] {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let mut fields = stat.split_whitespace().map(|n| n.parse().unwrap_or(0));
+    [fields.next().unwrap_or(0), fields.next().unwrap_or(0)]
+}
+
+/// Completed write requests, sectors written, flush requests and discard requests of block
+/// device `disk`.
+fn disk_counters(disk: &str) -> [u64; 4] {
+    let stats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    let fields: Vec<u64> = stats
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&disk))
+        .map(|f| f.iter().skip(3).filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    let at = |i: usize| fields.get(i).copied().unwrap_or(0);
+    [at(4), at(6), at(15), at(11)]
+}
+
 fn key(thread: u64, n: u64) -> Vec<u8> {
     format!("p{:04}-t{thread:02}-{n:08}", n % 1000).into_bytes()
 }
 
+/// Key of preloaded entry `n` of `total`: partition-major, as the peer bench's keys.
+fn preload_key(n: u64, total: u64) -> Vec<u8> {
+    let rows = total.div_ceil(PARTITIONS).max(1);
+    format!("p{:04}\0r{:08}", n / rows, 2 * (n % rows)).into_bytes()
+}
+
+/// A bench-like value: a header, then a slice of `pool` (runs of 16 bytes repeated once).
+fn preload_value(pool: &[u8], n: u64) -> Vec<u8> {
+    let mut mix = Mix(n);
+    let mut out = n.to_le_bytes().to_vec();
+    let body = VALUE_BYTES - out.len();
+    let at = (mix.next() % (pool.len() - body) as u64) as usize;
+    out.extend_from_slice(pool.get(at..at + body).unwrap_or_default());
+    out
+}
+
+fn value_pool(mix: &mut Mix) -> Vec<u8> {
+    let mut pool = Vec::with_capacity(1 << 20);
+    while pool.len() < 1 << 20 {
+        let run: Vec<u8> = (0..16).map(|_| b' ' + (mix.next() % 95) as u8).collect();
+        pool.extend_from_slice(&run);
+        pool.extend_from_slice(&run);
+    }
+    pool
+}
+
+fn preload(engine: &Engine, count: u64, random: bool) -> strata::engine::Result<()> {
+    let mut mix = Mix(42);
+    let pool = value_pool(&mut mix);
+    let mut batches: Vec<u64> = (0..count.div_ceil(BATCH)).collect();
+    if random {
+        for i in (1..batches.len()).rev() {
+            batches.swap(i, (mix.next() % (i as u64 + 1)) as usize);
+        }
+    }
+    let plain = vec![0x5a_u8; VALUE_BYTES];
+    for start in batches.into_iter().map(|b| b * BATCH) {
+        let mut batch = WriteBatch::new();
+        for n in start..(start + BATCH).min(count) {
+            if random {
+                batch.put(&preload_key(n, count), &preload_value(&pool, n));
+            } else {
+                batch.put(&key(99, n), &plain);
+            }
+        }
+        engine.write(&batch, Durability::Buffered)?;
+    }
+    if random {
+        engine.flush()
+    } else {
+        engine
+            .write(&WriteBatch::new(), Durability::Sync)
+            .map(|_| ())
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (mut threads, mut writes, mut preload) = (8u64, 1_000u64, 100_000u64);
-    let mut settle = false;
+    let (mut threads, mut writes, mut preload_count) = (8u64, 1_000u64, 100_000u64);
+    let (mut settle, mut random) = (false, false);
     let mut dir = PathBuf::from("/var/tmp");
+    let mut disk = String::from("vda");
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--threads" => threads = value.parse()?,
             "--writes" => writes = value.parse()?,
-            "--preload" => preload = value.parse()?,
+            "--preload" => preload_count = value.parse()?,
             "--dir" => dir = PathBuf::from(value),
             "--settle" => settle = value != "0",
+            "--random" => random = value != "0",
+            "--disk" => disk = value,
             _ => return Err(format!("unknown flag {flag}").into()),
         }
     }
     let path = dir.join(format!("sync_cpu_{}.strata", std::process::id()));
     let engine = Arc::new(Engine::open(&path, Options::default())?);
-    let value = vec![0x5a_u8; 180];
-    for start in (0..preload).step_by(100) {
-        let mut batch = WriteBatch::new();
-        for n in start..(start + 100).min(preload) {
-            batch.put(&key(99, n), &value);
-        }
-        engine.write(&batch, Durability::Buffered)?;
-    }
-    engine.write(&WriteBatch::new(), Durability::Sync)?;
+    let value = vec![0x5a_u8; VALUE_BYTES];
+    preload(&engine, preload_count, random)?;
     if settle {
         engine.compact()?;
     }
+    let stats0 = engine.stats()?;
     let (user0, sys0) = cpu_seconds();
     let calls0 = write_calls();
+    let disk0 = disk_counters(&disk);
     let started = Instant::now();
     let workers: Vec<_> = (0..threads)
         .map(|t| {
             let engine = Arc::clone(&engine);
             let value = value.clone();
-            std::thread::spawn(move || -> strata::engine::Result<()> {
-                for n in 0..writes {
-                    let mut batch = WriteBatch::new();
-                    batch.put(&key(t, n), &value);
-                    engine.write(&batch, Durability::Sync)?;
-                }
-                Ok(())
-            })
+            std::thread::spawn(
+                move || -> strata::engine::Result<(Vec<Duration>, [u64; 2])> {
+                    let [run0, delay0] = schedstat_ns();
+                    let mut latencies = Vec::with_capacity(writes as usize);
+                    for n in 0..writes {
+                        let mut batch = WriteBatch::new();
+                        batch.put(&key(t, n), &value);
+                        let at = Instant::now();
+                        engine.write(&batch, Durability::Sync)?;
+                        latencies.push(at.elapsed());
+                    }
+                    let [run1, delay1] = schedstat_ns();
+                    Ok((latencies, [run1 - run0, delay1 - delay0]))
+                },
+            )
         })
         .collect();
+    let mut latencies = Vec::new();
+    let (mut run, mut run_delay) = (0u64, 0u64);
     for worker in workers {
-        worker.join().map_err(|_| "writer panicked")??;
+        let (mine, [ran, delay]) = worker.join().map_err(|_| "writer panicked")??;
+        latencies.extend(mine);
+        run += ran;
+        run_delay += delay;
     }
     let wall = started.elapsed().as_secs_f64();
     let (user1, sys1) = cpu_seconds();
+    let disk1 = disk_counters(&disk);
     let calls = write_calls().saturating_sub(calls0).max(1);
     let total = (threads * writes) as f64;
     println!(
@@ -106,6 +220,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (user1 - user0) / total * 1e6,
         (sys1 - sys0) / total * 1e6,
         total / calls as f64
+    );
+    let waited: f64 = latencies.iter().map(Duration::as_secs_f64).sum::<f64>() * 1e9;
+    let blocked = (waited - run as f64 - run_delay as f64).max(0.0);
+    latencies.sort_unstable();
+    let pct = |p: usize| {
+        let at = (latencies.len() * p / 100).min(latencies.len().saturating_sub(1));
+        latencies.get(at).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    };
+    println!(
+        "latency us: p50 {:.0} p90 {:.0} p99 {:.0} max {:.0}; writers per write: on CPU {:.1} us, \
+         run delay {:.1} us, blocked {:.1} us",
+        pct(50),
+        pct(90),
+        pct(99),
+        pct(100),
+        run as f64 / 1e3 / total,
+        run_delay as f64 / 1e3 / total,
+        blocked / 1e3 / total
+    );
+    let [w0, s0, f0, d0] = disk0;
+    let [w1, s1, f1, d1] = disk1;
+    println!(
+        "{disk}: {} write requests, {:.1} MiB written, {} flushes, {} discards",
+        w1.saturating_sub(w0),
+        s1.saturating_sub(s0) as f64 * 512.0 / (1 << 20) as f64,
+        f1.saturating_sub(f0),
+        d1.saturating_sub(d0)
+    );
+    let stats = engine.stats()?;
+    println!(
+        "controller: {} stops ({:.1} ms), {} delays ({:.1} ms); levels {:?}",
+        stats.stopped_waits - stats0.stopped_waits,
+        (stats.stopped_micros - stats0.stopped_micros) as f64 / 1e3,
+        stats.delayed_writes - stats0.delayed_writes,
+        (stats.delayed_micros - stats0.delayed_micros) as f64 / 1e3,
+        stats0.levels.iter().map(|l| l.files).collect::<Vec<_>>()
     );
     drop(engine);
     std::fs::remove_file(&path)?;

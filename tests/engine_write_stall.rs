@@ -137,6 +137,15 @@ fn sustained_load_stays_bounded(
     batches: u64,
     peak_l0: usize,
 ) -> strata::engine::Stats {
+    sustained_load_stays_bounded_at(options, batches, peak_l0, Durability::Buffered)
+}
+
+fn sustained_load_stays_bounded_at(
+    options: Options,
+    batches: u64,
+    peak_l0: usize,
+    durability: Durability,
+) -> strata::engine::Stats {
     let dir = tempfile::tempdir().expect("tempdir");
     let bound = options.memtable_bytes;
     let stop = options.l0_stop_trigger;
@@ -146,7 +155,7 @@ fn sustained_load_stays_bounded(
     let mut max_l0 = 0;
     for index in 0..batches {
         engine
-            .write(&batch(index, 8, &value), Durability::Buffered)
+            .write(&batch(index, 8, &value), durability)
             .expect("write");
         let stats = engine.stats().expect("stats");
         let l0 = stats.levels.first().map_or(0, |level| level.files);
@@ -192,6 +201,22 @@ fn sustained_buffered_load_keeps_l0_under_the_stop_and_memtables_within_bound() 
     assert!(
         stats.stopped_waits > 0 && stats.delayed_writes > 0,
         "the controller never held the writer back: {stats:?}"
+    );
+}
+
+#[test]
+fn merges_yielding_to_sync_writers_still_keep_l0_under_the_stop() {
+    // Every write is `Sync`, so background merges that start below the slowdown drop to the
+    // lowest CPU priority, and stop to be redone at normal priority once L0 reaches it: the
+    // bound must hold and every entry must stay readable through those abandoned merges.
+    let options = Options {
+        compression: Compression::Zstd(12),
+        ..tiny(true)
+    };
+    let stats = sustained_load_stays_bounded_at(options, 600, 2, Durability::Sync);
+    assert!(
+        stats.levels.iter().skip(1).any(|level| level.files > 0),
+        "no merge ever finished: {stats:?}"
     );
 }
 

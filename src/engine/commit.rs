@@ -35,6 +35,9 @@ use super::{Durability, Error, Result, Seq, WriteBatch};
 
 /// Longest a stopped writer waits before it looks again without being woken (a safety net:
 /// every version install and every poison wakes it).
+/// `Sync` batches up to this size, with no other writer queued, count as a lone durable
+/// writer that background merges yield the CPU to.
+const LONE_SYNC_MAX_BYTES: usize = 4 << 10;
 const STOP_RECHECK: Duration = Duration::from_millis(100);
 
 /// Longest a queued writer waits for a leader's word before it looks at the writer lock
@@ -140,6 +143,12 @@ impl Inner {
         });
         {
             let mut queue = self.queue.lock();
+            if pending.sync {
+                // Only a lone small durable writer is latency-bound; writers that queue up or
+                // write large batches make debt that merges must keep up with.
+                let lone = queue.is_empty() && pending.payload.len() <= LONE_SYNC_MAX_BYTES;
+                self.stall.note_sync_write(lone);
+            }
             queue.push(Arc::clone(&pending));
             let target = self.gather_target.load(Ordering::Relaxed);
             if target != 0 && queue.len() >= target {

@@ -8,7 +8,7 @@
 //! ~100 ms. `Stopped` (L0 at its hard bound, or frozen memtables at their memory bound) holds
 //! writers on a condition variable until background work publishes a new version.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -20,6 +20,11 @@ use super::version::Version;
 /// Frozen memtables at which writers stop (and flush them themselves if no one else is):
 /// bounds memtable memory to `FROZEN_LIMIT + 1` memtables.
 pub const FROZEN_LIMIT: usize = 2;
+
+/// How long after a `Sync` write background merges still count `Sync` writers as active:
+/// longer than any gap between the writes of one durable writer, short enough that a merge
+/// starting after the last one runs at normal priority.
+const SYNC_ACTIVE_WINDOW: Duration = Duration::from_millis(100);
 
 /// Slowest delayed rate (bytes/s): a floor so a writer never waits minutes for one batch.
 const STALL_MIN_RATE: f64 = 16.0 * 1024.0;
@@ -130,6 +135,12 @@ pub struct WriteController {
     state: Mutex<State>,
     progress: Condvar,
     max_rate: f64,
+    /// Origin of `last_sync_nanos`.
+    epoch: Instant,
+    /// Nanoseconds after `epoch` of the latest lone `Sync` write plus one (0: none yet).
+    last_sync_nanos: AtomicU64,
+    /// As `last_sync_nanos`, for the latest other `Sync` write (queued behind others, or large).
+    last_crowded_nanos: AtomicU64,
 }
 
 impl WriteController {
@@ -147,7 +158,37 @@ impl WriteController {
             }),
             progress: Condvar::new(),
             max_rate,
+            epoch: Instant::now(),
+            last_sync_nanos: AtomicU64::new(0),
+            last_crowded_nanos: AtomicU64::new(0),
         }
+    }
+
+    /// Records a `Sync` write starting now: `lone` when no other writer was queued and the
+    /// batch is small (background merges yield the CPU to such writers only).
+    pub fn note_sync_write(&self, lone: bool) {
+        let nanos = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let slot = if lone {
+            &self.last_sync_nanos
+        } else {
+            &self.last_crowded_nanos
+        };
+        slot.store(nanos.saturating_add(1), Ordering::Relaxed);
+    }
+
+    /// Whether a lone `Sync` writer wrote within the last `SYNC_ACTIVE_WINDOW`, and no
+    /// crowded or large `Sync` write came within it.
+    #[must_use]
+    pub fn sync_writers_active(&self) -> bool {
+        let now = u64::try_from(self.epoch.elapsed().as_nanos())
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        let window = SYNC_ACTIVE_WINDOW.as_nanos() as u64;
+        let recent = |slot: &AtomicU64| {
+            let at = slot.load(Ordering::Relaxed);
+            at != 0 && now.saturating_sub(at) <= window
+        };
+        recent(&self.last_sync_nanos) && !recent(&self.last_crowded_nanos)
     }
 
     /// The mode writers follow, or `None` before the first `update`.
@@ -333,6 +374,24 @@ mod tests {
         );
         controller.lock().update(debt(0, 0), &options);
         assert!((rate(&controller) - max).abs() < 1.0);
+    }
+
+    #[test]
+    fn lone_sync_writers_count_as_active_within_the_window_unless_crowded_writes_came() {
+        let controller = WriteController::new(&options(1 << 20));
+        assert!(!controller.sync_writers_active(), "no Sync write yet");
+        controller.note_sync_write(true);
+        assert!(controller.sync_writers_active());
+        controller.note_sync_write(false);
+        assert!(
+            !controller.sync_writers_active(),
+            "a crowded Sync write came"
+        );
+        std::thread::sleep(SYNC_ACTIVE_WINDOW + Duration::from_millis(20));
+        controller.note_sync_write(true);
+        assert!(controller.sync_writers_active(), "the crowded write is old");
+        std::thread::sleep(SYNC_ACTIVE_WINDOW + Duration::from_millis(20));
+        assert!(!controller.sync_writers_active(), "the window has passed");
     }
 
     #[test]

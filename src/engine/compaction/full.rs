@@ -67,6 +67,7 @@ impl Inner {
             tombstones: true,
             split: true,
             preemptible: false,
+            yield_to_sync: false,
         };
         match self.merge_parts(&job, parts, rules)? {
             Some(outputs) => self.commit_job(&job, outputs),
