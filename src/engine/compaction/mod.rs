@@ -350,8 +350,12 @@ impl Inner {
         let mut write_all = || -> Result<()> {
             let mut last: Vec<u8> = Vec::new();
             let mut first = true;
-            // The first entry polls, so a job started beside `Sync` writers yields at once.
-            let mut until_poll = 1;
+            // A job started beside `Sync` writers polls at its first entry, so it yields at once.
+            let mut until_poll = if rules.yield_to_sync {
+                1
+            } else {
+                preempt::PREEMPT_POLL_ENTRIES
+            };
             let mut lowered: Option<priority::Lowered> = None;
             while entries.advance()? {
                 until_poll -= 1;
