@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 
 use super::error::{Result, ServerError};
 use super::service::State;
-use crate::table::{self, Account, ETag, GroupWrite};
+use crate::table::{self, ETag, GroupWrite};
 
 /// Most writes committed as one group: bounds the time a request waits behind the others'
 /// stored-row reads and the size of the engine batch.
@@ -136,11 +136,18 @@ impl Combiner {
                 && !state.account.engine().writes_held_back()
         };
         if inline {
-            self.drain(&state.account);
-        } else if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            self.drain(state, true);
+        } else {
+            self.spawn_drain(state);
+        }
+    }
+
+    /// Drains the queue on a worker of the blocking pool (`draining` is already set).
+    fn spawn_drain(&self, state: &Arc<State>) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let state = Arc::clone(state);
             drop(runtime.spawn_blocking(move || {
-                state.combiner.drain(&state.account);
+                state.combiner.drain(&state, false);
             }));
         } else {
             // Only a request dropped outside the runtime (shutdown) gets here: its write is
@@ -149,16 +156,29 @@ impl Combiner {
         }
     }
 
-    /// Commits queued groups until the queue is empty.
-    fn drain(&self, account: &Account) {
+    /// Commits queued groups until the queue is empty; `inline` (on an HTTP thread) commits
+    /// one group and hands what arrived meanwhile to a worker, so the thread's own answer and
+    /// its other connections never wait behind later requests' syncs.
+    fn drain(&self, state: &Arc<State>, inline: bool) {
         let guard = DrainGuard(self);
         while let Some(jobs) = self.take() {
             let (writes, dones): (Vec<_>, Vec<_>) =
                 jobs.into_iter().map(|job| (job.write, job.done)).unzip();
-            let results = account.commit_group(&writes);
+            let results = state.account.commit_group(&writes);
             for (done, result) in dones.into_iter().zip(results) {
                 // A request that went away (its connection closed) drops its receiver.
                 let _ = done.send(result);
+            }
+            if inline {
+                let rest = {
+                    let mut queue = self.queue.lock();
+                    queue.draining = !queue.jobs.is_empty();
+                    queue.draining
+                };
+                if rest {
+                    self.spawn_drain(state);
+                }
+                break;
             }
         }
         drop(guard);

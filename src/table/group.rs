@@ -17,6 +17,13 @@ use crate::codec::key;
 use crate::engine::{self, WriteBatch};
 use crate::model::Entity;
 
+/// Stored bytes one group writes at most; a member past it is committed alone after the group.
+/// Entities are counted at their request size when the group forms, but a merge rewrites the
+/// whole stored row (and UTF-8 text can outgrow its UTF-16 count), so the stored bytes are
+/// capped again here, far below the engine's batch limit, lest one oversized group fail
+/// writes that would each succeed alone.
+const MAX_GROUP_STORED_BYTES: usize = 8 << 20;
+
 /// One single-entity write of a group.
 #[derive(Debug)]
 pub(crate) struct GroupWrite {
@@ -151,6 +158,10 @@ impl Account {
                 Ok((outcome, ETag::from_timestamp(timestamp)))
             })();
             match checked {
+                Ok((Outcome::Put, _))
+                    if !written.is_empty()
+                        && batch.size() + engine_key.len() + value.len()
+                            > MAX_GROUP_STORED_BYTES => {}
                 Ok((Outcome::Put, etag)) => {
                     batch.put(&engine_key, &value);
                     written.push((member.index, etag));
@@ -245,6 +256,39 @@ mod tests {
         for pair in etags.windows(2) {
             assert!(pair[0] != pair[1], "{pair:?}");
         }
+        let table = account.table("ttt").unwrap();
+        for (p, etag) in etags.iter().enumerate() {
+            let stored = table.get(&format!("p{p}"), "r", None).unwrap();
+            assert_eq!(stored.etag, *etag);
+            assert_eq!(stored.entity.get("N"), Some(&Value::Int32(p as i32)));
+        }
+    }
+
+    #[test]
+    fn members_past_the_stored_byte_cap_are_committed_alone_after_the_group() {
+        let (_dir, account) = account();
+        // 15 strings of 30,000 '€' (UTF-16 counts 2 bytes each, UTF-8 stores 3): ~0.9 MB per
+        // request entity, ~1.35 MB stored; eight of them pass the group's stored-byte cap.
+        let big = |p: usize| {
+            let mut entity = entity(&format!("p{p}"), "r", "N", p as i32);
+            for i in 0..15 {
+                entity
+                    .set(
+                        PropertyName::new(format!("S{i}")).unwrap(),
+                        Value::String("€".repeat(30_000)),
+                    )
+                    .unwrap();
+            }
+            entity
+        };
+        let writes: Vec<_> = (0..8)
+            .map(|p| write(&account, OpKind::InsertOrMerge, big(p)))
+            .collect();
+        let etags: Vec<ETag> = account
+            .commit_group(&writes)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
         let table = account.table("ttt").unwrap();
         for (p, etag) in etags.iter().enumerate() {
             let stored = table.get(&format!("p{p}"), "r", None).unwrap();

@@ -215,7 +215,7 @@ impl Inner {
     ) -> Result<Option<Vec<Arc<SstHandle>>>> {
         let current = Arc::clone(&self.view().version);
         let tombstones = current.range_tombstones.as_slice();
-        let merge_part = |range: KeyRange| {
+        let merge_part = |range: KeyRange, rules: DropRules| {
             let mut source = SstMerge::bounded(&job.inputs, range);
             self.write_ssts_unless_preempted(&mut source, job.output_level, rules, tombstones, 0)
         };
@@ -226,14 +226,29 @@ impl Inner {
             Some(parts.next().unwrap_or_default())
         };
         let results: Vec<Result<Option<Vec<Arc<SstHandle>>>>> = std::thread::scope(|scope| {
+            // A part whose thread cannot be created (a thread limit) runs on this thread,
+            // never lowered: this thread's priority is never changed.
             let spawned: Vec<_> = parts
-                .map(|range| scope.spawn(move || merge_part(range)))
-                .collect();
-            let mut results: Vec<_> = first.into_iter().map(merge_part).collect();
-            results.extend(spawned.into_iter().map(|handle| {
-                handle.join().unwrap_or_else(|_| {
-                    Err(Error::InvalidArgument("compaction thread panicked".into()))
+                .map(|range| {
+                    let fallback = range.clone();
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, move || merge_part(range, rules))
+                        .map_err(|_| fallback)
                 })
+                .collect();
+            let mut results: Vec<_> = first
+                .into_iter()
+                .map(|range| merge_part(range, rules))
+                .collect();
+            let inline = DropRules {
+                yield_to_sync: false,
+                ..rules
+            };
+            results.extend(spawned.into_iter().map(|spawned| match spawned {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(Error::InvalidArgument("compaction thread panicked".into()))
+                }),
+                Err(range) => merge_part(range, inline),
             }));
             results
         });

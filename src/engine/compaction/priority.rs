@@ -6,8 +6,8 @@
 //! the merges: run delay, not I/O, was most of its latency. A merge that starts beside a lone
 //! small `Sync` writer (see `WriteController::note_sync_write`) and is not urgent drops to the
 //! lowest CPU priority, so a waking writer takes the core at once, while the merge still gets
-//! every cycle the foreground leaves. Other foreground work (buffered loads, reads) shares the cores with merges as
-//! before: there a slower merge only moves the backlog to later reads.
+//! every cycle the foreground leaves. Other foreground work (buffered loads, reads) shares
+//! the cores with merges as before: there a slower merge only moves the backlog to later reads.
 //!
 //! A lowered merge takes its priority back once the `Sync` writers are gone or the write
 //! controller holds writers back. Unprivileged threads cannot raise their priority, so the
@@ -16,6 +16,11 @@
 //! milliseconds), which ends with it. Urgency wins: a merge started while writers are held
 //! back keeps normal priority, and a lowered one that cannot get its priority back stops,
 //! writing nothing durable, once they are, to be picked again at normal priority.
+//!
+//! Known trade-off: a lowered merge still takes the allocator mutex briefly per output
+//! extent; on saturated cores an idle-class holder can delay the writer's WAL rotation or a
+//! flush that needs the same mutex (priority inversion). It is bounded by the give-back rule
+//! above and was not seen in the measurements, but it is why urgency always wins.
 
 /// The priority a thread had before [`lower_current_thread`], to go back to.
 #[derive(Debug, Clone, Copy)]
