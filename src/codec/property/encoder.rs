@@ -26,14 +26,7 @@ pub fn encode_into(entity: &Entity, out: &mut Vec<u8>) {
 /// entity's own is ignored): what a write stores, without cloning the entity. Reserves nothing
 /// up front, for callers that reuse one buffer.
 pub fn encode_stamped_into(entity: &Entity, timestamp: Option<DateTime>, out: &mut Vec<u8>) {
-    out.push(PROPERTY_FORMAT_VERSION);
-    match timestamp {
-        Some(timestamp) => {
-            out.push(FLAG_HAS_TIMESTAMP);
-            out.extend_from_slice(&timestamp.ticks().to_le_bytes());
-        }
-        None => out.push(0),
-    }
+    put_header(out, timestamp);
     let properties = entity.properties();
     varint::put(out, properties.len() as u64);
     for (name, value) in properties {
@@ -78,14 +71,7 @@ pub struct PropertyWriter<'a> {
 impl<'a> PropertyWriter<'a> {
     /// Starts the bytes of an entity with Timestamp `timestamp` at the end of `out`.
     pub fn begin(out: &'a mut Vec<u8>, timestamp: Option<DateTime>) -> Self {
-        out.push(PROPERTY_FORMAT_VERSION);
-        match timestamp {
-            Some(timestamp) => {
-                out.push(FLAG_HAS_TIMESTAMP);
-                out.extend_from_slice(&timestamp.ticks().to_le_bytes());
-            }
-            None => out.push(0),
-        }
+        put_header(out, timestamp);
         let count_at = out.len();
         out.push(0);
         Self {
@@ -199,6 +185,18 @@ fn value_len(value: &Value) -> usize {
         Value::Int32(number) => varint::len(varint::zigzag(i64::from(*number))),
         Value::Int64(number) => varint::len(varint::zigzag(*number)),
         Value::String(text) => varint::len(text.len() as u64) + text.len(),
+    }
+}
+
+/// The format version and the optional Timestamp that start an entity's bytes.
+fn put_header(out: &mut Vec<u8>, timestamp: Option<DateTime>) {
+    out.push(PROPERTY_FORMAT_VERSION);
+    match timestamp {
+        Some(timestamp) => {
+            out.push(FLAG_HAS_TIMESTAMP);
+            out.extend_from_slice(&timestamp.ticks().to_le_bytes());
+        }
+        None => out.push(0),
     }
 }
 

@@ -117,20 +117,8 @@ pub fn entity_from_members(
     // Members count the keys and annotations too: enough room, never a regrowth.
     entity.reserve_properties(members.len());
     for (index, (name, json)) in members.iter().enumerate() {
-        if name.starts_with(ODATA_PREFIX)
-            || name.ends_with(TYPE_ANNOTATION_SUFFIX)
-            || PropertyName::is_reserved(name)
-        {
+        let Some(annotation) = property_annotation(members, index, name)? else {
             continue;
-        }
-        let annotation = match members.get_suffixed_after(index, name, TYPE_ANNOTATION_SUFFIX) {
-            None => None,
-            Some(Scalar::Str(s)) => Some(s.as_ref()),
-            Some(_) => {
-                return Err(ServerError::invalid(format!(
-                    "{name}{TYPE_ANNOTATION_SUFFIX} must be a string"
-                )));
-            }
         };
         let value = property_value(name, json, annotation)?;
         let property = PropertyName::from_borrowed(name)?;
@@ -149,6 +137,28 @@ pub fn entity_from_members(
 ///
 /// # Errors
 /// [`ServerError::InvalidInput`] for a key member that is not a string, or a missing key.
+/// For the member at `index` named `name`: `None` if it is not a property (an OData
+/// annotation, a type annotation, a system property), else its `@odata.type` annotation.
+fn property_annotation<'m>(
+    members: &'m Members<'_>,
+    index: usize,
+    name: &str,
+) -> Result<Option<Option<&'m str>>> {
+    if name.starts_with(ODATA_PREFIX)
+        || name.ends_with(TYPE_ANNOTATION_SUFFIX)
+        || PropertyName::is_reserved(name)
+    {
+        return Ok(None);
+    }
+    match members.get_suffixed_after(index, name, TYPE_ANNOTATION_SUFFIX) {
+        None => Ok(Some(None)),
+        Some(Scalar::Str(s)) => Ok(Some(Some(s.as_ref()))),
+        Some(_) => Err(ServerError::invalid(format!(
+            "{name}{TYPE_ANNOTATION_SUFFIX} must be a string"
+        ))),
+    }
+}
+
 fn entity_keys<'a>(
     members: &'a Members<'_>,
     url_keys: Option<(&'a str, &'a str)>,

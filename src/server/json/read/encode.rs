@@ -2,7 +2,10 @@
 //! stores, without building an [`Entity`] of owned values first (what a batch insert needs:
 //! the bytes to store, and the same bytes to answer with).
 
-use super::super::{EDM_STRING, ODATA_PREFIX, TYPE_ANNOTATION_SUFFIX, entity_keys, property_value};
+use super::super::{
+    EDM_STRING, ODATA_PREFIX, TYPE_ANNOTATION_SUFFIX, entity_keys, property_annotation,
+    property_value,
+};
 use super::{Members, Scalar, name_order};
 use crate::codec::property::PropertyWriter;
 use crate::model::limits::{
@@ -185,20 +188,8 @@ fn encode_members(
     let mut count = 0_usize;
     let mut writer = PropertyWriter::begin(out, None);
     for (index, (name, json)) in members.iter().enumerate() {
-        if name.starts_with(ODATA_PREFIX)
-            || name.ends_with(TYPE_ANNOTATION_SUFFIX)
-            || PropertyName::is_reserved(name)
-        {
+        let Some(annotation) = property_annotation(members, index, name)? else {
             continue;
-        }
-        let annotation = match members.get_suffixed_after(index, name, TYPE_ANNOTATION_SUFFIX) {
-            None => None,
-            Some(Scalar::Str(s)) => Some(s.as_ref()),
-            Some(_) => {
-                return Err(ServerError::invalid(format!(
-                    "{name}{TYPE_ANNOTATION_SUFFIX} must be a string"
-                )));
-            }
         };
         // Strings (plain, or annotated as SDKs annotate every one) are checked and copied
         // as borrowed text; any other value is built as `parse_entity` builds it.
