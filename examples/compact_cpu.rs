@@ -14,29 +14,15 @@ use std::time::Instant;
 
 use strata::engine::{Durability, Engine, Options, WriteBatch};
 
-/// Bytes of each value (the peer bench's default).
-const VALUE_BYTES: usize = 180;
+#[path = "support/values.rs"]
+mod values;
+
+use values::{Mix, value, value_pool};
+
 /// Entries per write batch.
 const BATCH: u64 = 100;
 /// Rows per partition (the peer bench's 1M entries over 1,000 partitions).
 const ROWS_PER_PARTITION: u64 = 1_000;
-/// Bytes of the pool values are cut from.
-const POOL_BYTES: usize = 1 << 20;
-/// Each run of this many random bytes appears twice in the pool.
-const POOL_RUN: usize = 16;
-
-/// A small deterministic generator (SplitMix64).
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 fn key(index: u64) -> Vec<u8> {
     let mut key = 1u32.to_be_bytes().to_vec();
@@ -44,29 +30,6 @@ fn key(index: u64) -> Vec<u8> {
     key.push(0);
     key.extend_from_slice(format!("r{:012}", 2 * (index % ROWS_PER_PARTITION)).as_bytes());
     key
-}
-
-/// Values like the peer bench's: a 16-byte header, then a slice of a pool in which each run
-/// of 16 random printable bytes repeats once, so blocks compress to about half.
-fn value(pool: &[u8], mix: &mut Mix, version: u64, out: &mut Vec<u8>) {
-    out.clear();
-    out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&mix.next().to_le_bytes());
-    let body = VALUE_BYTES - out.len();
-    let at = (mix.next() % (pool.len() - body) as u64) as usize;
-    out.extend_from_slice(pool.get(at..at + body).unwrap_or_default());
-}
-
-fn value_pool(mix: &mut Mix) -> Vec<u8> {
-    let mut pool = Vec::with_capacity(POOL_BYTES);
-    while pool.len() < POOL_BYTES {
-        let run: Vec<u8> = (0..POOL_RUN)
-            .map(|_| b' ' + (mix.next() % 95) as u8)
-            .collect();
-        pool.extend_from_slice(&run);
-        pool.extend_from_slice(&run);
-    }
-    pool
 }
 
 fn cpu_seconds() -> f64 {

@@ -14,29 +14,15 @@ use std::time::Instant;
 
 use strata::engine::{Durability, Engine, Options, WriteBatch};
 
-/// Bytes of each value (the peer bench's default).
-const VALUE_BYTES: usize = 180;
+#[path = "support/values.rs"]
+mod values;
+
+use values::{Mix, value, value_pool};
+
 /// Entries per write batch (the peer bench's default).
 const BATCH: u64 = 100;
 /// Partitions the entries spread over (the peer bench's default).
 const PARTITIONS: u64 = 1_000;
-/// Bytes of the pool values are cut from.
-const POOL_BYTES: usize = 1 << 20;
-/// Each run of this many random bytes appears twice in the pool (values compress to ~half).
-const POOL_RUN: usize = 16;
-
-/// A small deterministic generator (SplitMix64).
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 /// The peer bench's key layout: table id, 6-digit PartitionKey, 0x00, 10-digit RowKey.
 fn key(index: u64, rows_per_partition: u64) -> Vec<u8> {
@@ -45,27 +31,6 @@ fn key(index: u64, rows_per_partition: u64) -> Vec<u8> {
     key.push(0);
     key.extend_from_slice(format!("{:010}", 2 * (index % rows_per_partition)).as_bytes());
     key
-}
-
-fn value(pool: &[u8], mix: &mut Mix, index: u64, out: &mut Vec<u8>) {
-    out.clear();
-    out.extend_from_slice(&index.to_le_bytes());
-    out.extend_from_slice(&mix.next().to_le_bytes());
-    let body = VALUE_BYTES - out.len();
-    let at = (mix.next() % (pool.len() - body) as u64) as usize;
-    out.extend_from_slice(pool.get(at..at + body).unwrap_or_default());
-}
-
-fn value_pool(mix: &mut Mix) -> Vec<u8> {
-    let mut pool = Vec::with_capacity(POOL_BYTES);
-    while pool.len() < POOL_BYTES {
-        let run: Vec<u8> = (0..POOL_RUN)
-            .map(|_| b' ' + (mix.next() % 95) as u8)
-            .collect();
-        pool.extend_from_slice(&run);
-        pool.extend_from_slice(&run);
-    }
-    pool
 }
 
 fn cpu_seconds(clock: libc::clockid_t) -> f64 {

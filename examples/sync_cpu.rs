@@ -23,25 +23,15 @@ use std::time::{Duration, Instant};
 
 use strata::engine::{Durability, Engine, Options, WriteBatch};
 
-/// Bytes of each value (the peer bench's default).
-const VALUE_BYTES: usize = 180;
+#[path = "support/values.rs"]
+mod values;
+
+use values::{Mix, VALUE_BYTES, value_pool};
+
 /// Entries per preload batch (the peer bench's default).
 const BATCH: u64 = 100;
 /// Partitions the random preload spreads over (the peer bench's default).
 const PARTITIONS: u64 = 1_000;
-
-/// A small deterministic generator (SplitMix64).
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 fn cpu_seconds() -> (f64, f64) {
     // SAFETY: getrusage only writes the struct it is given.
@@ -106,16 +96,6 @@ fn preload_value(pool: &[u8], n: u64) -> Vec<u8> {
     let at = (mix.next() % (pool.len() - body) as u64) as usize;
     out.extend_from_slice(pool.get(at..at + body).unwrap_or_default());
     out
-}
-
-fn value_pool(mix: &mut Mix) -> Vec<u8> {
-    let mut pool = Vec::with_capacity(1 << 20);
-    while pool.len() < 1 << 20 {
-        let run: Vec<u8> = (0..16).map(|_| b' ' + (mix.next() % 95) as u8).collect();
-        pool.extend_from_slice(&run);
-        pool.extend_from_slice(&run);
-    }
-    pool
 }
 
 fn preload(engine: &Engine, count: u64, random: bool) -> strata::engine::Result<()> {
