@@ -110,6 +110,7 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, shutdown: impl Futu
                 };
                 let _ = stream.set_nodelay(true);
                 let state = Arc::clone(&state);
+                let open = state.open_connection();
                 let mut builder = http1::Builder::new();
                 builder
                     .timer(TokioTimer::new())
@@ -122,6 +123,7 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, shutdown: impl Futu
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
                     let _ = connection.await;
+                    drop(open);
                 });
             }
             () = &mut shutdown => break,

@@ -65,6 +65,8 @@ pub struct State {
     requests: AtomicU64,
     /// Requests whose headers are parsed and whose response is not yet built.
     in_flight: AtomicUsize,
+    /// Open client connections.
+    connections: AtomicUsize,
     /// Concurrent single-entity writes, committed in groups.
     pub(crate) combiner: Combiner,
 }
@@ -75,6 +77,15 @@ struct InFlight<'a>(&'a AtomicUsize);
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One connection counted as open until dropped.
+pub(crate) struct OpenConnection(Arc<State>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -89,6 +100,7 @@ impl State {
             seed: RandomState::new().hash_one(std::process::id()),
             requests: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
             combiner: Combiner::default(),
         }
     }
@@ -99,9 +111,22 @@ impl State {
         InFlight(&self.in_flight)
     }
 
+    /// Counts a connection as open until the guard is dropped.
+    pub(crate) fn open_connection(self: &Arc<Self>) -> OpenConnection {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(Arc::clone(self))
+    }
+
     /// Whether the calling request is the only one in flight.
     pub(crate) fn alone(&self) -> bool {
         self.in_flight() == 1
+    }
+
+    /// Whether the calling request is the only one in flight and no other can arrive before
+    /// it is answered: its connection is the only one open, and HTTP/1 reads a connection's
+    /// next request only after the response. Such a request needs no yield to find out.
+    pub(crate) fn surely_alone(&self) -> bool {
+        self.alone() && self.connections.load(Ordering::Relaxed) <= 1
     }
 
     /// Requests whose headers are parsed and whose response is not yet built.
@@ -282,6 +307,11 @@ fn is_point_read(method: &str, target: &route::Target) -> bool {
 async fn alone(state: &State) -> bool {
     if !state.alone() || state.account.engine().writes_held_back() {
         return false;
+    }
+    if state.surely_alone() {
+        // The yield would cost a `recvfrom` (EAGAIN) and a zero-timeout `epoll_wait`, and
+        // could find nothing.
+        return true;
     }
     tokio::task::yield_now().await;
     state.alone()
@@ -467,5 +497,23 @@ mod tests {
         assert!(state.alone());
         drop(second);
         assert_eq!(state.in_flight.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_request_is_surely_alone_only_on_the_sole_open_connection() {
+        let state = Arc::new(state());
+        let request = state.enter();
+        assert!(state.surely_alone(), "no connection counted (direct calls)");
+        let first = state.open_connection();
+        assert!(state.surely_alone());
+        let second = state.open_connection();
+        assert!(state.alone());
+        assert!(!state.surely_alone());
+        drop(first);
+        assert!(state.surely_alone());
+        let other = state.enter();
+        assert!(!state.surely_alone());
+        drop((other, request, second));
+        assert_eq!(state.connections.load(Ordering::Relaxed), 0);
     }
 }
