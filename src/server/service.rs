@@ -47,6 +47,11 @@ const FIXED_HEADERS: usize = 5;
 /// rehash) by every request's parse.
 const RESPONSE_HEADER_ROOM: usize = 24;
 
+/// Requests in a row from one connection after which the other open connections count as
+/// idle: a write then skips the yield that looks for requests on them (see
+/// [`State::surely_alone`]).
+const SAME_CONNECTION_RUN: u64 = 64;
+
 /// Host used in OData links when a request has no `Host` header.
 const DEFAULT_HOST: &str = "127.0.0.1";
 
@@ -67,6 +72,13 @@ pub struct State {
     in_flight: AtomicUsize,
     /// Open client connections.
     connections: AtomicUsize,
+    /// Connections opened so far: the next connection's number.
+    connection_ids: AtomicU64,
+    /// The connection of the request started last.
+    last_connection: AtomicU64,
+    /// The number of the last request that came from another connection than the request
+    /// before it.
+    switched_at: AtomicU64,
     /// Concurrent single-entity writes, committed in groups.
     pub(crate) combiner: Combiner,
 }
@@ -81,7 +93,14 @@ impl Drop for InFlight<'_> {
 }
 
 /// One connection counted as open until dropped.
-pub(crate) struct OpenConnection(Arc<State>);
+pub(crate) struct OpenConnection(Arc<State>, u64);
+
+impl OpenConnection {
+    /// The connection's number, distinct among the server's connections.
+    pub(crate) const fn id(&self) -> u64 {
+        self.1
+    }
+}
 
 impl Drop for OpenConnection {
     fn drop(&mut self) {
@@ -101,6 +120,9 @@ impl State {
             requests: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
+            connection_ids: AtomicU64::new(0),
+            last_connection: AtomicU64::new(u64::MAX),
+            switched_at: AtomicU64::new(0),
             combiner: Combiner::default(),
         }
     }
@@ -114,7 +136,8 @@ impl State {
     /// Counts a connection as open until the guard is dropped.
     pub(crate) fn open_connection(self: &Arc<Self>) -> OpenConnection {
         self.connections.fetch_add(1, Ordering::Relaxed);
-        OpenConnection(Arc::clone(self))
+        let id = self.connection_ids.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(Arc::clone(self), id)
     }
 
     /// Whether the calling request is the only one in flight.
@@ -122,11 +145,28 @@ impl State {
         self.in_flight() == 1
     }
 
-    /// Whether the calling request is the only one in flight and no other can arrive before
-    /// it is answered: its connection is the only one open, and HTTP/1 reads a connection's
-    /// next request only after the response. Such a request needs no yield to find out.
+    /// Whether the calling request is the only one in flight and no other is expected before
+    /// it is answered, so that it needs no yield to find out: its connection is the only one
+    /// open (HTTP/1 reads a connection's next request only after the response), or the last
+    /// [`SAME_CONNECTION_RUN`] requests all came from it (the others are idle keep-alive
+    /// connections). A request that does arrive on an idle connection meanwhile waits for
+    /// this one write, as one arriving during any sync does, and its arrival ends the run.
     pub(crate) fn surely_alone(&self) -> bool {
-        self.alone() && self.connections.load(Ordering::Relaxed) <= 1
+        if !self.alone() {
+            return false;
+        }
+        let run = self
+            .requests
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.switched_at.load(Ordering::Relaxed));
+        self.connections.load(Ordering::Relaxed) <= 1 || run > SAME_CONNECTION_RUN
+    }
+
+    /// Notes that request number `n` came from `connection`.
+    fn note_connection(&self, connection: u64, n: u64) {
+        if self.last_connection.swap(connection, Ordering::Relaxed) != connection {
+            self.switched_at.store(n, Ordering::Relaxed);
+        }
     }
 
     /// Requests whose headers are parsed and whose response is not yet built.
@@ -136,9 +176,9 @@ impl State {
 
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
     /// as `8-4-4-4-12` lower-case hex digits.
-    fn next_request_id(&self) -> RequestId {
+    fn next_request_id(&self) -> (RequestId, u64) {
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
-        RequestId::new(self.seed, n ^ self.seed.rotate_left(17))
+        (RequestId::new(self.seed, n ^ self.seed.rotate_left(17)), n)
     }
 }
 
@@ -179,9 +219,11 @@ impl RequestId {
 /// Serves one request; never fails (errors become the service's error responses).
 pub async fn handle(
     state: Arc<State>,
+    connection: u64,
     request: Request<Incoming>,
 ) -> std::result::Result<Response<Full<Bytes>>, Infallible> {
-    let request_id = state.next_request_id();
+    let (request_id, n) = state.next_request_id();
+    state.note_connection(connection, n);
     let in_flight = state.enter();
     let reply = match process(&state, request, request_id).await {
         Ok(reply) => reply,
@@ -450,8 +492,8 @@ mod tests {
     #[test]
     fn request_ids_are_distinct_lower_case_guids() {
         let state = state();
-        let first = state.next_request_id().as_str().to_owned();
-        let second = state.next_request_id().as_str().to_owned();
+        let first = state.next_request_id().0.as_str().to_owned();
+        let second = state.next_request_id().0.as_str().to_owned();
         assert_ne!(first, second);
         for id in [first, second] {
             assert_eq!(id.len(), REQUEST_ID_LEN);
@@ -545,5 +587,27 @@ mod tests {
         assert!(!state.surely_alone());
         drop((other, request, second));
         assert_eq!(state.connections.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_request_is_surely_alone_after_a_run_of_requests_from_its_connection_only() {
+        let state = Arc::new(state());
+        let (active, idle) = (state.open_connection(), state.open_connection());
+        let request = |connection: &OpenConnection| {
+            let (_, n) = state.next_request_id();
+            state.note_connection(connection.id(), n);
+        };
+        request(&idle);
+        let _in_flight = state.enter();
+        for _ in 0..SAME_CONNECTION_RUN {
+            request(&active);
+            assert!(!state.surely_alone());
+        }
+        request(&active);
+        assert!(state.surely_alone());
+        // One request from the other connection ends the run.
+        request(&idle);
+        request(&active);
+        assert!(!state.surely_alone());
     }
 }
