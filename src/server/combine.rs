@@ -88,8 +88,12 @@ impl Combiner {
         let held_back = || state.account.engine().writes_held_back();
         let mut yielded = false;
         if state.alone() && !held_back() {
-            tokio::task::yield_now().await;
-            yielded = true;
+            // On the sole open connection nothing can arrive meanwhile: the yield would only
+            // cost a `recvfrom` (EAGAIN) and a zero-timeout `epoll_wait`.
+            if !state.surely_alone() {
+                tokio::task::yield_now().await;
+                yielded = true;
+            }
             if state.alone() {
                 // A lone write, the single-client case: committed here without the queue.
                 return Ok(write.table.write_one(write.kind, &write.entity)?);

@@ -110,6 +110,8 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, shutdown: impl Futu
                 };
                 let _ = stream.set_nodelay(true);
                 let state = Arc::clone(&state);
+                let open = state.open_connection();
+                let connection = open.id();
                 let mut builder = http1::Builder::new();
                 builder
                     .timer(TokioTimer::new())
@@ -117,11 +119,14 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, shutdown: impl Futu
                     .max_buf_size(HEADER_BUFFER_MAX_BYTES);
                 let connection = builder.serve_connection(
                     TokioIo::new(stream),
-                    service_fn(move |request| service::handle(Arc::clone(&state), request)),
+                    service_fn(move |request| {
+                        service::handle(Arc::clone(&state), connection, request)
+                    }),
                 );
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
                     let _ = connection.await;
+                    drop(open);
                 });
             }
             () = &mut shutdown => break,

@@ -47,6 +47,11 @@ const FIXED_HEADERS: usize = 5;
 /// rehash) by every request's parse.
 const RESPONSE_HEADER_ROOM: usize = 24;
 
+/// Requests in a row from one connection after which the other open connections count as
+/// idle: a write then skips the yield that looks for requests on them (see
+/// [`State::surely_alone`]).
+const SAME_CONNECTION_RUN: u64 = 64;
+
 /// Host used in OData links when a request has no `Host` header.
 const DEFAULT_HOST: &str = "127.0.0.1";
 
@@ -65,6 +70,15 @@ pub struct State {
     requests: AtomicU64,
     /// Requests whose headers are parsed and whose response is not yet built.
     in_flight: AtomicUsize,
+    /// Open client connections.
+    connections: AtomicUsize,
+    /// Connections opened so far: the next connection's number.
+    connection_ids: AtomicU64,
+    /// The connection of the request started last.
+    last_connection: AtomicU64,
+    /// The number of the last request that came from another connection than the request
+    /// before it.
+    switched_at: AtomicU64,
     /// Concurrent single-entity writes, committed in groups.
     pub(crate) combiner: Combiner,
 }
@@ -75,6 +89,22 @@ struct InFlight<'a>(&'a AtomicUsize);
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One connection counted as open until dropped.
+pub(crate) struct OpenConnection(Arc<State>, u64);
+
+impl OpenConnection {
+    /// The connection's number, distinct among the server's connections.
+    pub(crate) const fn id(&self) -> u64 {
+        self.1
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -89,6 +119,10 @@ impl State {
             seed: RandomState::new().hash_one(std::process::id()),
             requests: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
+            connection_ids: AtomicU64::new(0),
+            last_connection: AtomicU64::new(u64::MAX),
+            switched_at: AtomicU64::new(0),
             combiner: Combiner::default(),
         }
     }
@@ -99,9 +133,40 @@ impl State {
         InFlight(&self.in_flight)
     }
 
+    /// Counts a connection as open until the guard is dropped.
+    pub(crate) fn open_connection(self: &Arc<Self>) -> OpenConnection {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        let id = self.connection_ids.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(Arc::clone(self), id)
+    }
+
     /// Whether the calling request is the only one in flight.
     pub(crate) fn alone(&self) -> bool {
         self.in_flight() == 1
+    }
+
+    /// Whether the calling request is the only one in flight and no other is expected before
+    /// it is answered, so that it needs no yield to find out: its connection is the only one
+    /// open (HTTP/1 reads a connection's next request only after the response), or the last
+    /// [`SAME_CONNECTION_RUN`] requests all came from it (the others are idle keep-alive
+    /// connections). A request that does arrive on an idle connection meanwhile waits for
+    /// this one write, as one arriving during any sync does, and its arrival ends the run.
+    pub(crate) fn surely_alone(&self) -> bool {
+        if !self.alone() {
+            return false;
+        }
+        let run = self
+            .requests
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.switched_at.load(Ordering::Relaxed));
+        self.connections.load(Ordering::Relaxed) <= 1 || run > SAME_CONNECTION_RUN
+    }
+
+    /// Notes that request number `n` came from `connection`.
+    fn note_connection(&self, connection: u64, n: u64) {
+        if self.last_connection.swap(connection, Ordering::Relaxed) != connection {
+            self.switched_at.store(n, Ordering::Relaxed);
+        }
     }
 
     /// Requests whose headers are parsed and whose response is not yet built.
@@ -111,9 +176,9 @@ impl State {
 
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
     /// as `8-4-4-4-12` lower-case hex digits.
-    fn next_request_id(&self) -> RequestId {
+    fn next_request_id(&self) -> (RequestId, u64) {
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
-        RequestId::new(self.seed, n ^ self.seed.rotate_left(17))
+        (RequestId::new(self.seed, n ^ self.seed.rotate_left(17)), n)
     }
 }
 
@@ -154,9 +219,11 @@ impl RequestId {
 /// Serves one request; never fails (errors become the service's error responses).
 pub async fn handle(
     state: Arc<State>,
+    connection: u64,
     request: Request<Incoming>,
 ) -> std::result::Result<Response<Full<Bytes>>, Infallible> {
-    let request_id = state.next_request_id();
+    let (request_id, n) = state.next_request_id();
+    state.note_connection(connection, n);
     let in_flight = state.enter();
     let reply = match process(&state, request, request_id).await {
         Ok(reply) => reply,
@@ -283,6 +350,11 @@ async fn alone(state: &State) -> bool {
     if !state.alone() || state.account.engine().writes_held_back() {
         return false;
     }
+    if state.surely_alone() {
+        // The yield would cost a `recvfrom` (EAGAIN) and a zero-timeout `epoll_wait`, and
+        // could find nothing.
+        return true;
+    }
     tokio::task::yield_now().await;
     state.alone()
 }
@@ -344,12 +416,29 @@ async fn deadline<F: Future + Unpin>(
     }
 }
 
-/// The header `name` (lower-case), without parsing the names every response carries.
+/// The names and values every response carries, built at compile time: `from_static` outside
+/// a constant validates (and, for a name, looks up the standard names) on every call.
+const X_MS_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
+const X_MS_VERSION: HeaderName = HeaderName::from_static("x-ms-version");
+const DATASERVICEVERSION: HeaderName = HeaderName::from_static("dataserviceversion");
+const VERSION_VALUE: HeaderValue = HeaderValue::from_static(SERVICE_VERSION);
+const DATASERVICEVERSION_VALUE: HeaderValue = HeaderValue::from_static("3.0;");
+const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
+const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
+
+/// The header `name` (lower-case), without parsing the names handlers set: a name parsed at
+/// run time that is not a standard one is also copied into an allocation.
 fn header_name(name: &'static str) -> Option<HeaderName> {
+    const PREFERENCE_APPLIED: HeaderName = HeaderName::from_static("preference-applied");
+    const DATASERVICEID: HeaderName = HeaderName::from_static("dataserviceid");
+    const X_MS_ERROR_CODE: HeaderName = HeaderName::from_static("x-ms-error-code");
     Some(match name {
         "content-type" => CONTENT_TYPE,
         "etag" => ETAG,
         "location" => LOCATION,
+        "preference-applied" => PREFERENCE_APPLIED,
+        "dataserviceid" => DATASERVICEID,
+        "x-ms-error-code" => X_MS_ERROR_CODE,
         _ => return HeaderName::from_bytes(name.as_bytes()).ok(),
     })
 }
@@ -366,19 +455,13 @@ fn into_response(reply: Reply, request_id: RequestId) -> Response<Full<Bytes>> {
     let headers = response.headers_mut();
     // The fixed headers are built without parsing or copying: they are sent on every response.
     if let Ok(value) = HeaderValue::from_bytes(&request_id.0) {
-        headers.append(HeaderName::from_static("x-ms-request-id"), value);
+        headers.append(X_MS_REQUEST_ID, value);
     }
-    headers.append(
-        HeaderName::from_static("x-ms-version"),
-        HeaderValue::from_static(SERVICE_VERSION),
-    );
+    headers.append(X_MS_VERSION, VERSION_VALUE);
     // `Date` is added by hyper from its once-a-second cache.
-    headers.append(
-        HeaderName::from_static("dataserviceversion"),
-        HeaderValue::from_static("3.0;"),
-    );
-    headers.append(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.append(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.append(DATASERVICEVERSION, DATASERVICEVERSION_VALUE);
+    headers.append(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+    headers.append(CACHE_CONTROL, NO_CACHE);
     for (name, value) in reply.headers {
         // Every value written is ASCII by construction; one that is not is dropped rather
         // than failing the response.
@@ -409,8 +492,8 @@ mod tests {
     #[test]
     fn request_ids_are_distinct_lower_case_guids() {
         let state = state();
-        let first = state.next_request_id().as_str().to_owned();
-        let second = state.next_request_id().as_str().to_owned();
+        let first = state.next_request_id().0.as_str().to_owned();
+        let second = state.next_request_id().0.as_str().to_owned();
         assert_ne!(first, second);
         for id in [first, second] {
             assert_eq!(id.len(), REQUEST_ID_LEN);
@@ -467,5 +550,64 @@ mod tests {
         assert!(state.alone());
         drop(second);
         assert_eq!(state.in_flight.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn prebuilt_header_names_equal_the_parsed_names() {
+        for name in [
+            "content-type",
+            "etag",
+            "location",
+            "preference-applied",
+            "dataserviceid",
+            "x-ms-error-code",
+            "x-ms-continuation-NextRowKey",
+        ] {
+            assert_eq!(
+                header_name(name),
+                HeaderName::from_bytes(name.as_bytes()).ok(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_is_surely_alone_only_on_the_sole_open_connection() {
+        let state = Arc::new(state());
+        let request = state.enter();
+        assert!(state.surely_alone(), "no connection counted (direct calls)");
+        let first = state.open_connection();
+        assert!(state.surely_alone());
+        let second = state.open_connection();
+        assert!(state.alone());
+        assert!(!state.surely_alone());
+        drop(first);
+        assert!(state.surely_alone());
+        let other = state.enter();
+        assert!(!state.surely_alone());
+        drop((other, request, second));
+        assert_eq!(state.connections.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_request_is_surely_alone_after_a_run_of_requests_from_its_connection_only() {
+        let state = Arc::new(state());
+        let (active, idle) = (state.open_connection(), state.open_connection());
+        let request = |connection: &OpenConnection| {
+            let (_, n) = state.next_request_id();
+            state.note_connection(connection.id(), n);
+        };
+        request(&idle);
+        let _in_flight = state.enter();
+        for _ in 0..SAME_CONNECTION_RUN {
+            request(&active);
+            assert!(!state.surely_alone());
+        }
+        request(&active);
+        assert!(state.surely_alone());
+        // One request from the other connection ends the run.
+        request(&idle);
+        request(&active);
+        assert!(!state.surely_alone());
     }
 }
