@@ -8,22 +8,19 @@ use crate::engine::{Result, Seq, ValueKind};
 impl RangeIter {
     /// Moves to the next live entry of the range whose value `wanted` accepts; false at the
     /// end. The same as calling [`RangeIter::advance`] until `wanted(value())` holds (each
-    /// live entry is offered once, in order, and rejected ones are passed), but where one
-    /// SST leads the merge for a whole block (its separator below every other source's key,
-    /// no range tombstone in the range) that block's entries are walked in one tight loop,
-    /// without the merge's per-entry steps.
+    /// live entry is offered once, in order, and rejected ones are passed), but where no
+    /// other source can interleave the merge's lead (an SST block or memtable nodes below
+    /// every other source's key, no range tombstone in the range) the lead's entries are
+    /// walked in one tight loop, without the merge's per-entry steps.
     ///
     /// # Errors
     /// The first read or corruption error of any source.
     pub fn advance_where(&mut self, mut wanted: impl FnMut(&[u8]) -> bool) -> Result<bool> {
+        let runs = self.tombstones.is_empty();
         loop {
-            if !self.advance()? {
-                return Ok(false);
-            }
-            if wanted(self.value()) {
-                return Ok(true);
-            }
-            if self.tombstones.is_empty() {
+            // From where the merge stands (the entry last returned, or the end of the last
+            // run), a run goes first: the per-entry step is only for what it cannot walk.
+            if runs && !self.done && self.merge.current.is_some() {
                 match self.run_lead_block(&mut wanted) {
                     Ok(true) => return Ok(true),
                     Ok(false) => {}
@@ -33,6 +30,12 @@ impl RangeIter {
                         return Err(err);
                     }
                 }
+            }
+            if !self.advance()? {
+                return Ok(false);
+            }
+            if wanted(self.value()) {
+                return Ok(true);
             }
         }
     }
