@@ -130,36 +130,75 @@ impl Table {
         // Keys are checked as UTF-8 only where something reads them: the scope check, a
         // residual comparing a key, a page's token, and every match (by `visit`).
         let keys_read = !exact_range || plan.residual.as_ref().is_some_and(reads_keys);
+        // Rows are passed inside the engine only when their value alone rules them out.
+        let rows_rejected = !keys_read && prefilter.is_some();
         // A lending cursor: the filter reads the value where it lies in the block cache.
         let mut cursor = snapshot.range(&start[..]..&end[..]);
-        while cursor.advance().map_err(TableError::from)? {
-            // The key is looked up only where something reads it: most examined rows are
-            // ruled out by their value alone.
-            let value = cursor.value();
-            let out_of_time = examined > 0
-                && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
-                && started.elapsed() >= budget;
-            if returned >= limit || out_of_time {
+        loop {
+            // Each live row is offered to this test by the engine, which passes the rows it
+            // rejects without stepping its merge per row where it can (one SST leading a
+            // whole block). Rows are taken to end the page (full, or out of time), or when
+            // the prefilter does not rule them out by their value alone; with keys to read,
+            // every row is taken and tested below in the order scope, prefilter, residual.
+            let full = returned >= limit;
+            let (mut out_of_time, mut verdict) = (false, Verdict::Maybe);
+            let mut offer = |value: &[u8]| {
+                if full {
+                    return true;
+                }
+                if examined > 0
+                    && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
+                    && started.elapsed() >= budget
+                {
+                    out_of_time = true;
+                    return true;
+                }
+                examined = examined.wrapping_add(1);
+                if keys_read {
+                    return true;
+                }
+                verdict = prefilter
+                    .as_ref()
+                    .map_or(Verdict::Maybe, |prefilter| prefilter.verdict(value));
+                verdict != Verdict::No
+            };
+            // Without a prefilter every row is taken (`offer` accepts it): the plain step
+            // costs less.
+            let found = if rows_rejected {
+                cursor.advance_where(offer).map_err(TableError::from)?
+            } else {
+                let found = cursor.advance().map_err(TableError::from)?;
+                if found {
+                    offer(cursor.value());
+                }
+                found
+            };
+            if !found {
+                break;
+            }
+            if full || out_of_time {
                 let (pk, rk) = split(table_id, cursor.key())?;
                 return Ok(Some(ContinuationToken {
                     next_partition_key: pk.to_owned(),
                     next_row_key: rk.to_owned(),
                 }));
             }
-            examined = examined.wrapping_add(1);
+            let value = cursor.value();
             let (pk, rk) = if keys_read {
                 split(table_id, cursor.key())?
             } else {
                 ("", "")
             };
-            if !exact_range && !plan.scope.contains(pk, rk) {
-                continue;
-            }
-            let verdict = prefilter
-                .as_ref()
-                .map_or(Verdict::Maybe, |prefilter| prefilter.verdict(value));
-            if verdict == Verdict::No {
-                continue;
+            if keys_read {
+                if !exact_range && !plan.scope.contains(pk, rk) {
+                    continue;
+                }
+                verdict = prefilter
+                    .as_ref()
+                    .map_or(Verdict::Maybe, |prefilter| prefilter.verdict(value));
+                if verdict == Verdict::No {
+                    continue;
+                }
             }
             // A `Yes` row is read in full by `visit`, which checks it.
             if verdict == Verdict::Maybe

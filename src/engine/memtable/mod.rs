@@ -162,6 +162,22 @@ impl MemCursor {
         self.pos.is_some()
     }
 
+    /// Moves to the next entry only if there is one and `below` (given the current key)
+    /// says its key is in bounds; false, with nothing moved, otherwise.
+    #[inline(always)]
+    pub fn step_if(&mut self, below: impl FnOnce(&[u8]) -> bool) -> bool {
+        let Some(next) = self.node().and_then(NodeRef::successor) else {
+            return false;
+        };
+        if !below(next.key()) {
+            return false;
+        }
+        let next = next.pos();
+        self.prev = self.pos;
+        self.pos = Some(next);
+        true
+    }
+
     /// Whether the current entry's user key is the one of the entry `step` left (false
     /// after a seek and at the end).
     #[inline(always)]

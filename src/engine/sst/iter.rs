@@ -152,6 +152,56 @@ impl SstIter {
         }
     }
 
+    /// Walks the rest of the current block in one tight loop, for a caller that knows no
+    /// other source holds a key below `below` (`None`: no other source left): each entry
+    /// after the current one is handed to `stop(same_key_as_previous, seq, kind, value)`
+    /// until it returns true, which leaves the iterator on that entry (`Ok(Some(true))`), or
+    /// the block ends with the iterator on its last entry (`Ok(Some(false))`). `Ok(None)`,
+    /// with nothing moved, when the block cannot be walked so: not positioned, at its last
+    /// entry, the block reaching the upper bound, or the block's separator not below `below`.
+    ///
+    /// # Errors
+    /// A corrupt entry; the iterator is then fused.
+    #[inline]
+    pub fn run_block(
+        &mut self,
+        below: Option<&[u8]>,
+        mut stop: impl FnMut(bool, Seq, ValueKind, &[u8]) -> bool,
+    ) -> Result<Option<bool>> {
+        if self.done || self.start.is_some() || self.block_idx >= self.end_block {
+            return Ok(None);
+        }
+        // Every key of the block is at most its separator, so a separator below the other
+        // sources' least key puts the whole block ahead of them.
+        if let Some(below) = below
+            && self
+                .reader
+                .separator(self.block_idx)
+                .is_none_or(|sep| sep >= below)
+        {
+            return Ok(None);
+        }
+        let Some(cursor) = self.cursor.as_mut().filter(|c| c.valid() && !c.at_end()) else {
+            return Ok(None);
+        };
+        while !cursor.at_end() {
+            if let Err(err) = cursor.advance() {
+                self.done = true;
+                self.cursor = None;
+                return Err(err);
+            }
+            if stop(
+                cursor.same_key_as_previous(),
+                cursor.seq(),
+                cursor.kind(),
+                cursor.value(),
+            ) {
+                return Ok(Some(true));
+            }
+        }
+        Ok(Some(false))
+    }
+
     /// Advances and copies the entry into `entry`, reusing its buffers: an owned entry per
     /// step without an allocation once the buffers have grown. False at the end.
     pub fn next_into(&mut self, entry: &mut SstEntry) -> Result<bool> {

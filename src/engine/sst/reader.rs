@@ -261,6 +261,11 @@ impl SstReader {
         self.index.len()
     }
 
+    /// The index separator of block `idx`: at least every key of that block.
+    pub(super) fn separator(&self, idx: usize) -> Option<&[u8]> {
+        self.index.separator(idx)
+    }
+
     /// Index of the first block that may hold `key` (== `data_blocks()` if none).
     pub(super) fn find_block(&self, key: &[u8]) -> usize {
         self.index.find(key)

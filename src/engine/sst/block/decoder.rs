@@ -270,6 +270,12 @@ impl BlockCursor {
         self.same
     }
 
+    /// Whether the block holds no entry after the current one.
+    #[inline(always)]
+    pub fn at_end(&self) -> bool {
+        self.next >= self.block.restarts_offset
+    }
+
     /// True when positioned on an entry.
     pub fn valid(&self) -> bool {
         self.valid
