@@ -208,13 +208,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let at = (latencies.len() * p / 100).min(latencies.len().saturating_sub(1));
         latencies.get(at).map_or(0.0, |d| d.as_secs_f64() * 1e6)
     };
+    // The tail: writes over 1 ms, and their share of the writers' total time.
+    let slow: Vec<f64> = latencies
+        .iter()
+        .map(Duration::as_secs_f64)
+        .filter(|&l| l > 1e-3)
+        .collect();
     println!(
-        "latency us: p50 {:.0} p90 {:.0} p99 {:.0} max {:.0}; writers per write: on CPU {:.1} us, \
-         run delay {:.1} us, blocked {:.1} us",
+        "latency us: p50 {:.0} p90 {:.0} p99 {:.0} max {:.0}; {} writes > 1 ms take {:.0}% of \
+         the time; writers per write: on CPU {:.1} us, run delay {:.1} us, blocked {:.1} us",
         pct(50),
         pct(90),
         pct(99),
         pct(100),
+        slow.len(),
+        slow.iter().sum::<f64>() * 1e9 / waited.max(1.0) * 100.0,
         run as f64 / 1e3 / total,
         run_delay as f64 / 1e3 / total,
         blocked / 1e3 / total
@@ -230,12 +238,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let stats = engine.stats()?;
     println!(
-        "controller: {} stops ({:.1} ms), {} delays ({:.1} ms); levels {:?}",
+        "controller: {} stops ({:.1} ms), {} delays ({:.1} ms), merges paced {:.1} ms; \
+         levels {:?} -> {:?}",
         stats.stopped_waits - stats0.stopped_waits,
         (stats.stopped_micros - stats0.stopped_micros) as f64 / 1e3,
         stats.delayed_writes - stats0.delayed_writes,
         (stats.delayed_micros - stats0.delayed_micros) as f64 / 1e3,
-        stats0.levels.iter().map(|l| l.files).collect::<Vec<_>>()
+        (stats.paced_merge_micros - stats0.paced_merge_micros) as f64 / 1e3,
+        stats0.levels.iter().map(|l| l.files).collect::<Vec<_>>(),
+        stats.levels.iter().map(|l| l.files).collect::<Vec<_>>()
     );
     drop(engine);
     std::fs::remove_file(&path)?;
