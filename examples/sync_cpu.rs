@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run --release --example sync_cpu -- [--threads T] [--writes W] [--preload P] [--dir D]
-//!     [--settle 1] [--random 1] [--disk vda]
+//!     [--settle 1] [--random 1] [--disk vda] [--fifo 1]
 //! ```
 //!
 //! The timed writes start right after the preload, while its flushes and compactions still
@@ -16,6 +16,9 @@
 //! bench's fillsync row runs beside. Besides throughput it prints write latency percentiles,
 //! the writers' scheduler run delay (time runnable but waiting for a core, from
 //! `/proc/thread-self/schedstat`) and the device's write and flush requests in the timed phase.
+//! `--fifo 1` runs the writers `SCHED_FIFO` (needs `CAP_SYS_NICE`): a waking writer then takes
+//! a core at once, from this process's merges and from anything else on a loaded machine, so
+//! what remains of its latency is its own CPU and the device.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -130,7 +133,7 @@ fn preload(engine: &Engine, count: u64, random: bool) -> strata::engine::Result<
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut threads, mut writes, mut preload_count) = (8u64, 1_000u64, 100_000u64);
-    let (mut settle, mut random) = (false, false);
+    let (mut settle, mut random, mut fifo) = (false, false, false);
     let mut dir = PathBuf::from("/var/tmp");
     let mut disk = String::from("vda");
     let mut args = std::env::args().skip(1);
@@ -143,6 +146,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--dir" => dir = PathBuf::from(value),
             "--settle" => settle = value != "0",
             "--random" => random = value != "0",
+            "--fifo" => fifo = value != "0",
             "--disk" => disk = value,
             _ => return Err(format!("unknown flag {flag}").into()),
         }
@@ -165,6 +169,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let value = value.clone();
             std::thread::spawn(
                 move || -> strata::engine::Result<(Vec<Duration>, [u64; 2])> {
+                    if fifo {
+                        let param = libc::sched_param { sched_priority: 1 };
+                        // SAFETY: a plain syscall about the calling thread.
+                        let rc = unsafe {
+                            libc::sched_setscheduler(0, libc::SCHED_FIFO, &raw const param)
+                        };
+                        assert_eq!(
+                            rc,
+                            0,
+                            "SCHED_FIFO refused: {}",
+                            std::io::Error::last_os_error()
+                        );
+                    }
                     let [run0, delay0] = schedstat_ns();
                     let mut latencies = Vec::with_capacity(writes as usize);
                     for n in 0..writes {
