@@ -565,3 +565,26 @@ fn merges_paced_for_a_lone_sync_writer_catch_up_once_it_leaves() {
     }
     engine.close().expect("close");
 }
+
+#[test]
+fn inline_merges_of_a_lone_sync_writer_are_never_paced() {
+    // Without a background thread the writer merges inline: pacing would only slow the very
+    // writer it is meant to protect.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::open(dir.path().join("db"), tiny(false)).expect("open");
+    for index in 0..300 {
+        engine
+            .write(&batch(index, 8, &[0x3c; 120]), Durability::Buffered)
+            .expect("buffered write");
+        engine
+            .write(&batch(1 << 40 | index, 1, b"durable"), Durability::Sync)
+            .expect("sync write");
+    }
+    let stats = engine.stats().expect("stats");
+    assert!(
+        stats.levels.iter().skip(1).any(|level| level.files > 0),
+        "no merge ran: {stats:?}"
+    );
+    assert_eq!(stats.paced_merge_micros, 0, "{stats:?}");
+    engine.close().expect("close");
+}

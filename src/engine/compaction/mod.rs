@@ -385,7 +385,10 @@ impl Inner {
                     }
                     if rules.preemptible {
                         // Every background job, also one started before the writer came.
-                        self.stall.pace_merge(merged, || self.pace_for_sync());
+                        // A waiting `compact()` ends the sleep: it preempts this job at once.
+                        self.stall.pace_merge(merged, || {
+                            !self.preempt.requested() && self.pace_for_sync()
+                        });
                         merged = 0;
                     }
                     if rules.yield_to_sync {
