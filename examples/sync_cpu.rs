@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run --release --example sync_cpu -- [--threads T] [--writes W] [--preload P] [--dir D]
-//!     [--settle 1] [--random 1] [--disk vda]
+//!     [--settle 1] [--random 1] [--disk vda] [--fifo 1]
 //! ```
 //!
 //! The timed writes start right after the preload, while its flushes and compactions still
@@ -16,6 +16,9 @@
 //! bench's fillsync row runs beside. Besides throughput it prints write latency percentiles,
 //! the writers' scheduler run delay (time runnable but waiting for a core, from
 //! `/proc/thread-self/schedstat`) and the device's write and flush requests in the timed phase.
+//! `--fifo 1` runs the writers `SCHED_FIFO` (needs `CAP_SYS_NICE`): a waking writer then takes
+//! a core at once, from this process's merges and from anything else on a loaded machine, so
+//! what remains of its latency is its own CPU and the device.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -130,7 +133,7 @@ fn preload(engine: &Engine, count: u64, random: bool) -> strata::engine::Result<
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut threads, mut writes, mut preload_count) = (8u64, 1_000u64, 100_000u64);
-    let (mut settle, mut random) = (false, false);
+    let (mut settle, mut random, mut fifo) = (false, false, false);
     let mut dir = PathBuf::from("/var/tmp");
     let mut disk = String::from("vda");
     let mut args = std::env::args().skip(1);
@@ -143,6 +146,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--dir" => dir = PathBuf::from(value),
             "--settle" => settle = value != "0",
             "--random" => random = value != "0",
+            "--fifo" => fifo = value != "0",
             "--disk" => disk = value,
             _ => return Err(format!("unknown flag {flag}").into()),
         }
@@ -165,6 +169,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let value = value.clone();
             std::thread::spawn(
                 move || -> strata::engine::Result<(Vec<Duration>, [u64; 2])> {
+                    if fifo {
+                        let param = libc::sched_param { sched_priority: 1 };
+                        // SAFETY: a plain syscall about the calling thread.
+                        let rc = unsafe {
+                            libc::sched_setscheduler(0, libc::SCHED_FIFO, &raw const param)
+                        };
+                        assert_eq!(
+                            rc,
+                            0,
+                            "SCHED_FIFO refused: {}",
+                            std::io::Error::last_os_error()
+                        );
+                    }
                     let [run0, delay0] = schedstat_ns();
                     let mut latencies = Vec::with_capacity(writes as usize);
                     for n in 0..writes {
@@ -208,13 +225,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let at = (latencies.len() * p / 100).min(latencies.len().saturating_sub(1));
         latencies.get(at).map_or(0.0, |d| d.as_secs_f64() * 1e6)
     };
+    // The tail: writes over 1 ms, and their share of the writers' total time.
+    let slow: Vec<f64> = latencies
+        .iter()
+        .map(Duration::as_secs_f64)
+        .filter(|&l| l > 1e-3)
+        .collect();
     println!(
-        "latency us: p50 {:.0} p90 {:.0} p99 {:.0} max {:.0}; writers per write: on CPU {:.1} us, \
-         run delay {:.1} us, blocked {:.1} us",
+        "latency us: p50 {:.0} p90 {:.0} p99 {:.0} max {:.0}; {} writes > 1 ms take {:.0}% of \
+         the time; writers per write: on CPU {:.1} us, run delay {:.1} us, blocked {:.1} us",
         pct(50),
         pct(90),
         pct(99),
         pct(100),
+        slow.len(),
+        slow.iter().sum::<f64>() * 1e9 / waited.max(1.0) * 100.0,
         run as f64 / 1e3 / total,
         run_delay as f64 / 1e3 / total,
         blocked / 1e3 / total
@@ -230,12 +255,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let stats = engine.stats()?;
     println!(
-        "controller: {} stops ({:.1} ms), {} delays ({:.1} ms); levels {:?}",
+        "controller: {} stops ({:.1} ms), {} delays ({:.1} ms), merges paced {:.1} ms; \
+         levels {:?} -> {:?}",
         stats.stopped_waits - stats0.stopped_waits,
         (stats.stopped_micros - stats0.stopped_micros) as f64 / 1e3,
         stats.delayed_writes - stats0.delayed_writes,
         (stats.delayed_micros - stats0.delayed_micros) as f64 / 1e3,
-        stats0.levels.iter().map(|l| l.files).collect::<Vec<_>>()
+        (stats.paced_merge_micros - stats0.paced_merge_micros) as f64 / 1e3,
+        stats0.levels.iter().map(|l| l.files).collect::<Vec<_>>(),
+        stats.levels.iter().map(|l| l.files).collect::<Vec<_>>()
     );
     drop(engine);
     std::fs::remove_file(&path)?;

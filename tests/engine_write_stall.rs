@@ -505,3 +505,86 @@ fn writes_are_reported_held_back_exactly_while_l0_is_over_the_slowdown() {
         "after compaction writes run freely"
     );
 }
+
+#[test]
+fn merges_paced_for_a_lone_sync_writer_catch_up_once_it_leaves() {
+    // A lone writer of small `Sync` batches, each after a Buffered batch that keeps merges
+    // busy: merges are paced while it writes, L0 stays within its bound all the same (pacing
+    // ends near the slowdown), and once the writer is gone the backlog is merged away.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = Options {
+        compression: Compression::Zstd(12),
+        l0_slowdown_trigger: 12,
+        l0_stop_trigger: 16,
+        ..tiny(true)
+    };
+    let (trigger, stop) = (options.l0_compaction_trigger, options.l0_stop_trigger);
+    let engine = Engine::open(dir.path().join("db"), options).expect("open");
+    let value = [0x6b; 120];
+    let started = std::time::Instant::now();
+    let mut index = 0;
+    let stats = loop {
+        engine
+            .write(&batch(index, 8, &value), Durability::Buffered)
+            .expect("buffered write");
+        engine
+            .write(&batch(1 << 40 | index, 1, b"durable"), Durability::Sync)
+            .expect("sync write");
+        index += 1;
+        let stats = engine.stats().expect("stats");
+        let l0 = stats.levels.first().map_or(0, |level| level.files);
+        assert!(l0 <= stop, "L0 reached {l0} SSTs, over the stop {stop}");
+        if stats.paced_merge_micros > 0 && index >= 200 {
+            break stats;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no merge was paced in {index} writes: {stats:?}"
+        );
+    };
+    let waited = std::time::Instant::now();
+    loop {
+        let stats = engine.stats().expect("stats");
+        let l0 = stats.levels.first().map_or(0, |level| level.files);
+        if l0 < trigger {
+            break;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "the backlog was not merged after the writer left: {stats:?}"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    for at in [0, index / 2, index - 1] {
+        let key = (at * 8).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        assert_eq!(
+            engine.get(format!("{key:016x}").as_bytes()).expect("get"),
+            Some(value.to_vec()),
+            "{stats:?}"
+        );
+    }
+    engine.close().expect("close");
+}
+
+#[test]
+fn inline_merges_of_a_lone_sync_writer_are_never_paced() {
+    // Without a background thread the writer merges inline: pacing would only slow the very
+    // writer it is meant to protect.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::open(dir.path().join("db"), tiny(false)).expect("open");
+    for index in 0..300 {
+        engine
+            .write(&batch(index, 8, &[0x3c; 120]), Durability::Buffered)
+            .expect("buffered write");
+        engine
+            .write(&batch(1 << 40 | index, 1, b"durable"), Durability::Sync)
+            .expect("sync write");
+    }
+    let stats = engine.stats().expect("stats");
+    assert!(
+        stats.levels.iter().skip(1).any(|level| level.files > 0),
+        "no merge ran: {stats:?}"
+    );
+    assert_eq!(stats.paced_merge_micros, 0, "{stats:?}");
+    engine.close().expect("close");
+}

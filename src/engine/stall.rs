@@ -26,6 +26,15 @@ pub const FROZEN_LIMIT: usize = 2;
 /// starting after the last one runs at normal priority.
 const SYNC_ACTIVE_WINDOW: Duration = Duration::from_millis(100);
 
+/// Merged bytes per second background merges are held to beside a lone `Sync` writer: each
+/// of the writer's device cache flushes (no FUA on the measured disk) must persist whatever
+/// merge output was written back since the last one, so an unpaced merge puts tens of MiB
+/// in front of a few of its writes.
+const SYNC_PACE_RATE: f64 = 8.0 * 1024.0 * 1024.0;
+/// Longest single sleep of a paced merge: it looks again this often whether the writer left
+/// or debt grew.
+const SYNC_PACE_MAX_SLEEP: Duration = Duration::from_millis(5);
+
 /// Slowest delayed rate (bytes/s): a floor so a writer never waits minutes for one batch.
 const STALL_MIN_RATE: f64 = 16.0 * 1024.0;
 /// Shorter waits are carried over to the next delayed write instead of slept.
@@ -141,6 +150,10 @@ pub struct WriteController {
     last_sync_nanos: AtomicU64,
     /// As `last_sync_nanos`, for the latest other `Sync` write (queued behind others, or large).
     last_crowded_nanos: AtomicU64,
+    /// When the paced merge bytes admitted so far are paid for (see [`Self::pace_merge`]).
+    pace_next_free: Mutex<Instant>,
+    /// Nanoseconds paced merges have slept, for stats and tests.
+    paced_nanos: AtomicU64,
 }
 
 impl WriteController {
@@ -161,6 +174,8 @@ impl WriteController {
             epoch: Instant::now(),
             last_sync_nanos: AtomicU64::new(0),
             last_crowded_nanos: AtomicU64::new(0),
+            pace_next_free: Mutex::new(Instant::now()),
+            paced_nanos: AtomicU64::new(0),
         }
     }
 
@@ -189,6 +204,47 @@ impl WriteController {
             at != 0 && now.saturating_sub(at) <= window
         };
         recent(&self.last_sync_nanos) && !recent(&self.last_crowded_nanos)
+    }
+
+    /// Holds a background merge that just merged `bytes` to `SYNC_PACE_RATE` (shared by every
+    /// part of a job) for as long as `pace()` stays true, looked at again every
+    /// `SYNC_PACE_MAX_SLEEP`: a lone `Sync` writer then finds the cores and the device
+    /// nearly free, and the merge never stops outright. Returns the time slept.
+    pub fn pace_merge(&self, bytes: u64, mut pace: impl FnMut() -> bool) -> Duration {
+        if !pace() {
+            return Duration::ZERO;
+        }
+        #[allow(clippy::cast_precision_loss)] // merged bytes far below 2^52
+        let cost = Duration::from_secs_f64(bytes as f64 / SYNC_PACE_RATE);
+        let until = {
+            let mut next_free = self.pace_next_free.lock();
+            *next_free = (*next_free).max(Instant::now()) + cost;
+            *next_free
+        };
+        let mut slept = Duration::ZERO;
+        loop {
+            let now = Instant::now();
+            let wait = until.saturating_duration_since(now);
+            if wait < STALL_MIN_SLEEP {
+                break;
+            }
+            std::thread::sleep(wait.min(SYNC_PACE_MAX_SLEEP));
+            slept += now.elapsed();
+            if !pace() {
+                // Unpaced from here on: what was not slept is not owed later.
+                *self.pace_next_free.lock() = Instant::now();
+                break;
+            }
+        }
+        let nanos = u64::try_from(slept.as_nanos()).unwrap_or(u64::MAX);
+        self.paced_nanos.fetch_add(nanos, Ordering::Relaxed);
+        slept
+    }
+
+    /// Total time background merges slept in [`Self::pace_merge`].
+    #[must_use]
+    pub fn paced(&self) -> Duration {
+        Duration::from_nanos(self.paced_nanos.load(Ordering::Relaxed))
     }
 
     /// The mode writers follow, or `None` before the first `update`.
@@ -309,6 +365,32 @@ mod tests {
 
     fn rate(controller: &WriteController) -> f64 {
         controller.state.lock().rate
+    }
+
+    #[test]
+    fn paced_merges_sleep_to_the_pace_rate_and_wake_once_pacing_ends() {
+        let controller = WriteController::new(&options(1 << 20));
+        assert_eq!(
+            controller.pace_merge(1 << 20, || false),
+            Duration::ZERO,
+            "no pacing: no sleep"
+        );
+        // 80 KiB at 8 MiB/s: about 10 ms.
+        let slept = controller.pace_merge(80 << 10, || true);
+        assert!(
+            slept >= Duration::from_millis(8) && slept < Duration::from_secs(1),
+            "{slept:?}"
+        );
+        assert_eq!(controller.paced(), slept);
+        // Pacing ends after the first slice: the rest of a 1 s debt is not slept, nor owed.
+        let mut polls = 0;
+        let slept = controller.pace_merge(SYNC_PACE_RATE as u64, || {
+            polls += 1;
+            polls == 1
+        });
+        assert!(slept < Duration::from_millis(200), "{slept:?}");
+        let next = controller.pace_merge(1, || true);
+        assert!(next < Duration::from_millis(200), "{next:?}");
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub struct Stats {
     pub delayed_micros: u64,
     /// Microseconds writers spent stopped since open (waiting, or flushing themselves).
     pub stopped_micros: u64,
+    /// Microseconds background merges slept giving way to a lone `Sync` writer since open.
+    pub paced_merge_micros: u64,
 }
 
 impl Stats {
@@ -96,6 +98,7 @@ impl Stats {
             stopped_waits: inner.counters.stopped_waits.load(Ordering::Relaxed),
             delayed_micros: inner.counters.delayed_micros.load(Ordering::Relaxed),
             stopped_micros: inner.counters.stopped_micros.load(Ordering::Relaxed),
+            paced_merge_micros: u64::try_from(inner.stall.paced().as_micros()).unwrap_or(u64::MAX),
         })
     }
 }

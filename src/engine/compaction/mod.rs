@@ -9,6 +9,7 @@
 mod full;
 mod merge;
 mod output;
+mod pace;
 mod pick;
 mod preempt;
 mod priority;
@@ -141,7 +142,7 @@ impl Inner {
             };
             self.install(edit, Vec::new(), Some(&frozen))?;
             if punch {
-                self.punch_free_space();
+                self.punch_free_space_unless_syncing();
             }
         }
     }
@@ -165,7 +166,7 @@ impl Inner {
             return Ok(());
         };
         self.commit_job(job, outputs)?;
-        self.punch_free_space();
+        self.punch_free_space_unless_syncing();
         Ok(())
     }
 
@@ -372,6 +373,8 @@ impl Inner {
                 preempt::PREEMPT_POLL_ENTRIES
             };
             let mut lowered: Option<priority::Lowered> = None;
+            // Key and value bytes merged since the last poll, for pacing.
+            let mut merged = 0u64;
             while entries.advance()? {
                 until_poll -= 1;
                 if until_poll == 0 {
@@ -379,6 +382,14 @@ impl Inner {
                     if rules.preemptible && self.preempt.requested() {
                         preempted = true;
                         return Ok(());
+                    }
+                    if rules.preemptible {
+                        // Every background job, also one started before the writer came.
+                        // A waiting `compact()` ends the sleep: it preempts this job at once.
+                        self.stall.pace_merge(merged, || {
+                            !self.preempt.requested() && self.pace_for_sync()
+                        });
+                        merged = 0;
                     }
                     if rules.yield_to_sync {
                         let active = self.stall.sync_writers_active();
@@ -414,7 +425,9 @@ impl Inner {
                 {
                     continue;
                 }
-                self.output_add(&mut out, key, seq, kind, entries.value())?;
+                let value = entries.value();
+                merged += (key.len() + value.len()) as u64;
+                self.output_add(&mut out, key, seq, kind, value)?;
                 if rules.split && out.estimated_len() >= target {
                     target = self.output_target(true);
                     let next = self.new_output(level, target, capacity, true);
