@@ -49,12 +49,13 @@ fn engine_wal_busy_writer_rotates_about_once_per_memtable() {
     let before = storage.sync_count();
     let end = fill(&engine, next, 8);
     let syncs = storage.sync_count() - before;
-    // Per memtable: the switch (seal sync, superblock sync) and its flush (SST + manifest
-    // sync, superblock sync), plus an occasional rotation when a segment fills up.
-    // Restarting every memtable's WAL at the 64 KiB minimum took 64 syncs here.
-    assert!(syncs <= 8 * 5, "{syncs} syncs for 8 memtables");
+    // Per memtable: its flush (SST + manifest sync, superblock sync, which also confirms the
+    // switch into the spare segment), plus an occasional rotation when a segment fills up.
+    // A switch that synced its seal and a superblock itself took 40 syncs here; restarting
+    // every memtable's WAL at the 64 KiB minimum took 64.
+    assert!(syncs <= 8 * 3, "{syncs} syncs for 8 memtables");
     assert!(
-        syncs >= 8 * 3,
+        syncs >= 8 * 2,
         "{syncs} syncs for 8 memtables: were memtables switched?"
     );
     engine.close().unwrap();
