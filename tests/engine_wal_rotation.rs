@@ -144,3 +144,44 @@ fn engine_wal_crash_after_sync_free_rotations_recovers_a_prefix_with_every_synce
         );
     }
 }
+
+#[test]
+fn engine_wal_sync_write_after_a_sync_free_rotation_survives_losing_every_unsynced_write() {
+    let options = Options {
+        memtable_bytes: 1 << 20,
+        background_compaction: false,
+        ..Options::default()
+    };
+    let storage = Arc::new(FaultyStorage::new());
+    let engine = Engine::open_with_storage(storage.clone(), options.clone()).unwrap();
+    let put_batches = |from: u32, batches: u32, entries: u32, durability: Durability| {
+        let mut n = from;
+        for _ in 0..batches {
+            let mut batch = WriteBatch::new();
+            for _ in 0..entries {
+                batch.put(&key(n), &[n as u8; 200]);
+                n += 1;
+            }
+            engine.write(&batch, durability).unwrap();
+        }
+        n
+    };
+    // About 31 KiB of frames in the first 64 KiB segment, then a `Sync` batch of about
+    // 41 KiB that does not fit: the log moves into the spare with an unsynced seal, and the
+    // batch is the spare's first frame (a durable write of its own pages alone). No flush
+    // runs: the memtable is far from full.
+    let n = put_batches(0, 3, 50, Durability::Buffered);
+    let synced = put_batches(n, 1, 200, Durability::Sync);
+    put_batches(synced, 2, 50, Durability::Buffered);
+    // Every unsynced write is lost, the seal included unless the `Sync` write covered it.
+    storage.crash();
+    std::mem::forget(engine);
+    let engine = Engine::open_with_storage(storage, options).unwrap();
+    for k in 0..synced {
+        assert_eq!(
+            engine.get(&key(k)).unwrap(),
+            Some(vec![k as u8; 200]),
+            "key {k} was written before a Sync write returned"
+        );
+    }
+}
