@@ -55,13 +55,13 @@ fn engine_space_overwrites_leave_no_free_pages_allocated_in_the_file() {
     };
     let engine = Engine::open(&path, options).unwrap();
     let mut x = 0x2545_F491_4F6C_DD1Du64;
-    for _ in 0..200 {
+    for _ in 0..300 {
         let mut batch = WriteBatch::new();
         for _ in 0..200 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let key = format!("key{:06}", x % 10_000);
+            let key = format!("key{:06}", x % 20_000);
             let value: Vec<u8> = (0..100).map(|i| (x >> (i % 56)) as u8).collect();
             batch.put(key.as_bytes(), &value);
         }

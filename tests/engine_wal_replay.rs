@@ -167,8 +167,9 @@ fn two_segments(s: &FaultyStorage) -> (Vec<WalSegmentRef>, Vec<u64>, u64) {
     for _ in 0..3 {
         assert!(append(&mut w, s, seq));
         seq += 1;
+        // Frames after a sync claim durability, which makes the first segment's end binding.
+        w.sync(s).unwrap();
     }
-    w.sync(s).unwrap();
     (vec![first, second], offsets, seq - 1)
 }
 
@@ -214,13 +215,62 @@ fn wal_earlier_segment_without_seal_is_corruption() {
     let end_of_first = first.extent.offset + w.pos();
     let mut w2 = WalWriter::new(seg(16384, 8192, 2), 0);
     append(&mut w2, &s, 2);
+    w2.sync(&s).unwrap();
+    append(&mut w2, &s, 3);
     let segs = [first, seg(16384, 8192, 2)];
     assert!(
         matches!(replay_all(&s, &segs), Err(Error::Corruption { offset, .. }) if offset == end_of_first)
     );
     // With the seal written the same log is fine.
     w.seal(&s).unwrap();
-    assert_eq!(seqs(&replay_all(&s, &segs).unwrap().0), vec![1, 2]);
+    assert_eq!(seqs(&replay_all(&s, &segs).unwrap().0), vec![1, 2, 3]);
+}
+
+#[test]
+fn wal_segment_before_the_last_two_without_seal_is_corruption() {
+    let s = FaultyStorage::new();
+    let first = seg(8192, 8192, 1);
+    let mut w = WalWriter::new(first, 0);
+    append(&mut w, &s, 1);
+    let end_of_first = first.extent.offset + w.pos();
+    let mut w2 = WalWriter::new(seg(16384, 8192, 2), 0);
+    append(&mut w2, &s, 2);
+    w2.seal(&s).unwrap();
+    let segs = [first, seg(16384, 8192, 2), seg(24576, 8192, 3)];
+    assert!(
+        matches!(replay_all(&s, &segs), Err(Error::Corruption { offset, .. }) if offset == end_of_first)
+    );
+}
+
+#[test]
+fn wal_unsealed_second_to_last_segment_ends_the_log_when_the_last_claims_nothing_durable() {
+    // The engine's sync-free rotation: the seal of the segment it left may be lost while
+    // buffered frames of the spare it moved into reached the disk.
+    let s = FaultyStorage::new();
+    let first = seg(8192, 8192, 1);
+    let mut w = WalWriter::new(first, 0);
+    append(&mut w, &s, 1);
+    append(&mut w, &s, 2);
+    let end_of_first = w.pos();
+    let spare = seg(16384, 8192, 2);
+    let mut w2 = WalWriter::fresh(spare);
+    append(&mut w2, &s, 3);
+    append(&mut w2, &s, 4);
+    let (got, end) = replay_all(&s, &[first, spare]).unwrap();
+    assert_eq!(seqs(&got), vec![1, 2], "the spare's frames must not replay");
+    assert_eq!(
+        end,
+        WalReplayEnd {
+            segment_index: 0,
+            pos: end_of_first
+        }
+    );
+    // An unwritten spare after an unsealed segment is the normal shape of a live log.
+    let t = FaultyStorage::new();
+    let mut w = WalWriter::new(first, 0);
+    append(&mut w, &t, 1);
+    let (got, end) = replay_all(&t, &[first, spare]).unwrap();
+    assert_eq!((seqs(&got), end.segment_index), (vec![1], 0));
 }
 
 #[test]

@@ -218,7 +218,8 @@ impl Inner {
     fn sync_wal(&self) -> Result<()> {
         let mut writer = self.writer.lock();
         if let Some(wal) = writer.wal.as_mut() {
-            self.sync("sync WAL").map_err(|err| self.poisoned(err))?;
+            self.sync_covering_seals("sync WAL")
+                .map_err(|err| self.poisoned(err))?;
             wal.mark_synced();
         }
         Ok(())
@@ -406,6 +407,12 @@ impl Inner {
     }
 
     fn append(&self, writer: &mut WriterState, image: &[u8], durable: bool) -> Result<bool> {
+        if durable && self.seal_unsynced() {
+            // The frames' own durable write would not cover the seal of the segment before
+            // (a direct write skips the page cache), and a durable frame must never follow
+            // a predecessor that replay could find unsealed.
+            self.sync_covering_seals("sync sealed WAL segment")?;
+        }
         let wal = writer.wal.as_mut().ok_or(Error::ReadOnly)?;
         let fitted = if durable {
             wal.append_durable(&*self.storage, image)?
@@ -420,43 +427,94 @@ impl Inner {
         Ok(fitted)
     }
 
-    /// Starts a new WAL segment of at least `min_len` bytes and makes a superblock listing it
-    /// durable before anything is appended to it. Segments double in size while they fill up
-    /// (`grow`) and start small again after an explicit flush or on open, so a tiny database
-    /// stays tiny.
+    /// Moves the log to a new segment of at least `min_len` bytes. Segments double in size
+    /// while they fill up (`grow`) and start small again after an explicit flush or on open,
+    /// so a tiny database stays tiny.
+    ///
+    /// A growing rotation usually takes the spare segment the superblock already lists (see
+    /// [`WalSpare`](super::inner::WalSpare)): the seal is a plain write and nothing waits for
+    /// the disk. Otherwise (no spare, one not yet confirmed, too small, or an explicit flush)
+    /// the seal is synced and a superblock listing the new segment and a new spare is made
+    /// durable before anything is appended to it.
     pub fn rotate(&self, writer: &mut WriterState, min_len: u64, grow: bool) -> Result<()> {
         if !grow {
             writer.next_segment_len = WAL_SEGMENT_MIN_BYTES;
         }
-        // Replay requires every segment but the last to end with a seal, so the seal must be
-        // durable before a superblock listing a later segment can be (the disk may reorder
-        // unsynced writes).
-        if let Some(wal) = writer.wal.as_mut() {
-            wal.seal(&*self.storage)
-                .and_then(|()| self.sync("sync sealed WAL segment"))
+        let needed = WalWriter::segment_len_for(min_len);
+        let Some(wal) = writer.wal.as_mut() else {
+            return self.rotate_synced(writer, needed);
+        };
+        wal.seal(&*self.storage).map_err(|err| self.poisoned(err))?;
+        let taken = {
+            let mut spare = self.spare.lock();
+            match spare.segment {
+                // An explicit flush (`!grow`) wants a small segment in the lowest free
+                // extent (`compact()` relies on it to let the file shrink): not the spare,
+                // allocated wherever space was free at the time.
+                Some(segment) if grow && !spare.unconfirmed && segment.extent.len >= needed => {
+                    spare.segment = None;
+                    spare.unconfirmed = true;
+                    // Counted under `spare`: whoever reads `unconfirmed` before a sync
+                    // also sees this seal as written before it.
+                    self.seals_written.fetch_add(1, Ordering::AcqRel);
+                    Some(segment)
+                }
+                _ => None,
+            }
+        };
+        let Some(segment) = taken else {
+            return self.rotate_synced(writer, needed);
+        };
+        writer.wal = Some(WalWriter::fresh(segment));
+        self.grow_segments(writer, segment.extent.len);
+        Ok(())
+    }
+
+    /// The rotation that waits for the disk: syncs the seal (replay requires every segment
+    /// but the last two to end with one, and the disk may reorder unsynced writes), then lists
+    /// a new segment of at least `needed` bytes and a new spare in a durable superblock. An
+    /// unused spare that is too small is dropped from the list.
+    fn rotate_synced(&self, writer: &mut WriterState, needed: u64) -> Result<()> {
+        if writer.wal.is_some() {
+            self.sync_covering_seals("sync sealed WAL segment")
                 .map_err(|err| self.poisoned(err))?;
         }
-        let len = writer
-            .next_segment_len
-            .max(WalWriter::segment_len_for(min_len));
+        let len = writer.next_segment_len.max(needed);
         // A reused extent keeps its stale bytes: frames of an earlier segment carry another
         // id and anything else fails its CRC, so replay ends cleanly where our frames end.
         let extent = self.allocate(len);
+        self.grow_segments(writer, extent.len);
         let mut meta = self.meta.lock();
+        let unused = self.spare.lock().segment.take();
+        if let Some(unused) = unused {
+            meta.sb.wal_segments.retain(|s| s.id != unused.id);
+        }
         let segment = WalSegmentRef {
             extent,
             id: meta.sb.next_segment_id,
         };
         meta.sb.next_segment_id += 1;
         meta.sb.wal_segments.push(segment);
+        let spare = self.list_spare(&mut meta);
         self.commit_superblock(&mut meta)?;
+        self.publish_spare(spare);
+        drop(meta);
+        if let Some(unused) = unused {
+            self.free(&[unused.extent]);
+        }
         writer.wal = Some(WalWriter::fresh(segment));
-        writer.next_segment_len = extent.len.saturating_mul(2).min(
+        Ok(())
+    }
+
+    /// Sets the size of the segments after one of `len` bytes (doubling up to the maximum),
+    /// which the next spare gets too.
+    fn grow_segments(&self, writer: &mut WriterState, len: u64) {
+        writer.next_segment_len = len.saturating_mul(2).min(
             self.options
                 .wal_segment_max_bytes
                 .max(WAL_SEGMENT_MIN_BYTES),
         );
-        Ok(())
+        self.spare.lock().len = writer.next_segment_len;
     }
 
     /// Freezes the active memtable behind a fresh WAL segment (so every older segment can go

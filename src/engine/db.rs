@@ -268,10 +268,13 @@ fn spawn_flusher(inner: Arc<Inner>) -> JoinHandle<()> {
                 }
                 continue;
             }
-            let flushed = {
+            // The freeze that woke this thread moved the writer into the spare WAL segment
+            // without a sync: confirm it first, so the writer's next rotation finds a new
+            // spare instead of syncing itself.
+            let flushed = inner.confirm_spare().and_then(|()| {
                 let _flushing = inner.flushing.lock();
                 inner.flush_frozen()
-            };
+            });
             if let Err(err) = flushed {
                 let _ = inner.poisoned(err);
             }

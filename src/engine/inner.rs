@@ -35,6 +35,26 @@ pub struct MetaState {
     pub next_sst_id: u64,
 }
 
+/// The WAL segment listed ahead of use, which lets a rotation skip both of its syncs.
+///
+/// Every superblock the engine commits lists one unwritten segment after the current one.
+/// A rotation seals the current segment with a plain write and moves into the spare: no
+/// superblock to write, nothing to wait for. The seal is confirmed later, off the writer's
+/// path, by a sync followed by a superblock that lists a fresh spare (`Inner::confirm_spare`,
+/// or any version install). Until then the superblock on disk lists the old segment, whose
+/// seal may not be durable, second to last: replay lets exactly that segment end without a
+/// seal (see `docs/FORMAT.md`, "Replay and the torn-tail rule").
+#[derive(Debug, Default)]
+pub struct WalSpare {
+    /// The spare: listed in the durable superblock after the current segment, never written.
+    pub segment: Option<WalSegmentRef>,
+    /// The writer moved into the last spare after a seal that no superblock has confirmed:
+    /// no further rotation may skip its syncs until one does.
+    pub unconfirmed: bool,
+    /// Extent length the next spare gets (the size the writer's segments have grown to).
+    pub len: u64,
+}
+
 /// Wakes the background thread.
 #[derive(Debug, Default)]
 pub struct BgSignal {
@@ -75,8 +95,8 @@ impl Counters {
 }
 
 /// Everything an open engine shares between its handle, writers and the background thread.
-/// Lock order: `compaction` → `flushing` → `writer` → `meta` → `stall` → `view` → `frozen`
-/// → `alloc`.
+/// Lock order: `compaction` → `flushing` → `writer` → `meta` → `spare` → `stall` → `view` →
+/// `frozen` → `alloc`.
 #[derive(Debug)]
 pub struct Inner {
     /// The file.
@@ -103,6 +123,12 @@ pub struct Inner {
     pub poison: Mutex<Option<String>>,
     /// Superblock state.
     pub meta: Mutex<MetaState>,
+    /// The WAL segment a rotation moves into without syncing.
+    pub spare: Mutex<WalSpare>,
+    /// Seals written by rotations that skipped their sync.
+    pub seals_written: AtomicU64,
+    /// How many of those seals a sync has covered (a `Sync` append first syncs the rest).
+    pub seals_synced: AtomicU64,
     /// Free extents of the file.
     pub alloc: Mutex<ExtentAllocator>,
     /// Extents of dropped SSTs whose readers are gone.
@@ -243,12 +269,18 @@ impl Inner {
         prune_range_tombstones(&mut version);
         let image = version.manifest(meta.next_sst_id).encode();
         let extent = self.allocate(image.len() as u64);
+        // Read before the sync: a seal the writer wrote before `unconfirmed` was set is
+        // covered by it, so this superblock may list the next spare too.
+        let confirm = self.spare.lock().unconfirmed;
+        let seals = self.seals_written.load(Ordering::Acquire);
         let written = self
             .write_at(&image, extent.offset, "write manifest")
             .and_then(|()| self.sync("sync SSTs and manifest"));
         if let Err(err) = written {
             return Err(self.poisoned(err));
         }
+        self.seals_synced.fetch_max(seals, Ordering::AcqRel);
+        let spare = confirm.then(|| self.list_spare(&mut meta));
         let mut released: Vec<Extent> = meta.sb.manifest.iter().map(|m| m.extent).collect();
         meta.sb.manifest = Some(ExtentRef {
             extent,
@@ -266,6 +298,9 @@ impl Inner {
             meta.sb.wal_segments = keep;
         }
         self.commit_superblock(&mut meta)?;
+        if let Some(spare) = spare {
+            self.publish_spare(spare);
+        }
         {
             let mut view = self.view.write();
             let imms = view
@@ -294,6 +329,63 @@ impl Inner {
         let truncated = self.truncate_tail();
         self.refresh_stall();
         truncated
+    }
+
+    /// Confirms the writer's last sync-free rotation: syncs (making its seal durable) and
+    /// commits a superblock listing a fresh spare, so the next rotation can skip its syncs too.
+    /// Run by the flush thread as soon as a memtable is frozen, off the writer's path.
+    pub fn confirm_spare(&self) -> Result<()> {
+        if !self.spare.lock().unconfirmed {
+            return Ok(());
+        }
+        let mut meta = self.meta.lock();
+        if !self.spare.lock().unconfirmed {
+            return Ok(());
+        }
+        let seals = self.seals_written.load(Ordering::Acquire);
+        self.sync("sync sealed WAL segment")
+            .map_err(|err| self.poisoned(err))?;
+        self.seals_synced.fetch_max(seals, Ordering::AcqRel);
+        let spare = self.list_spare(&mut meta);
+        self.commit_superblock(&mut meta)?;
+        self.publish_spare(spare);
+        Ok(())
+    }
+
+    /// Allocates a spare WAL segment and appends it to `meta.sb`'s list (to be committed).
+    pub fn list_spare(&self, meta: &mut MetaState) -> WalSegmentRef {
+        let len = self
+            .spare
+            .lock()
+            .len
+            .max(super::limits::WAL_SEGMENT_MIN_BYTES);
+        let segment = WalSegmentRef {
+            extent: self.allocate(len),
+            id: meta.sb.next_segment_id,
+        };
+        meta.sb.next_segment_id += 1;
+        meta.sb.wal_segments.push(segment);
+        segment
+    }
+
+    /// Makes `segment`, listed by the superblock just committed, the next rotation's spare.
+    pub fn publish_spare(&self, segment: WalSegmentRef) {
+        let mut spare = self.spare.lock();
+        spare.segment = Some(segment);
+        spare.unconfirmed = false;
+    }
+
+    /// Whether a rotation's seal may not be durable yet: a `Sync` append syncs first.
+    pub fn seal_unsynced(&self) -> bool {
+        self.seals_synced.load(Ordering::Acquire) < self.seals_written.load(Ordering::Acquire)
+    }
+
+    /// Syncs the file for `op` and records that every seal written so far is durable.
+    pub fn sync_covering_seals(&self, op: &'static str) -> Result<()> {
+        let seals = self.seals_written.load(Ordering::Acquire);
+        self.sync(op)?;
+        self.seals_synced.fetch_max(seals, Ordering::AcqRel);
+        Ok(())
     }
 
     /// Shrinks the file to the end of the last allocated extent.

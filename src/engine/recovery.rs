@@ -11,7 +11,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use super::batch::decode_ops;
 use super::commit::WriterState;
 use super::file::{ExtentAllocator, Storage, Superblock, read_superblock};
-use super::inner::{BgSignal, Counters, Frozen, Inner, MetaState, io};
+use super::inner::{BgSignal, Counters, Frozen, Inner, MetaState, WalSpare, io};
 use super::limits::NUM_LEVELS;
 use super::manifest::{Manifest, decode_manifest};
 use super::memtable::Memtable;
@@ -143,6 +143,15 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         Ok(())
     })?;
 
+    // Segments listed after the one replay ended in (a spare, or one whose predecessor's
+    // seal never reached the disk) hold nothing replayed: the first superblock this open
+    // commits no longer lists them, and a writable open frees them after it.
+    let mut sb = sb;
+    let abandoned = if sb.wal_segments.is_empty() {
+        Vec::new()
+    } else {
+        sb.wal_segments.split_off(end.segment_index + 1)
+    };
     let next_sst_id = manifest
         .next_sst_id
         .max(manifest.ssts().map(|sst| sst.id + 1).max().unwrap_or(1));
@@ -182,9 +191,13 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         closed: AtomicBool::new(false),
         stall,
         unsynced_bytes: AtomicU64::new(0),
+        spare: Mutex::new(WalSpare::default()),
+        seals_written: AtomicU64::new(0),
+        seals_synced: AtomicU64::new(0),
     };
     if !read_only {
         start_writable(&inner, fresh)?;
+        inner.free(&abandoned.iter().map(|s| s.extent).collect::<Vec<_>>());
     }
     Ok(inner)
 }

@@ -7,8 +7,8 @@ use crate::engine::{Error, Result, Seq};
 /// Where replay stopped: the writer continues here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WalReplayEnd {
-    /// Index into the segment list of the segment to continue in: always the last one (every
-    /// earlier segment ends with a seal); 0 for an empty list.
+    /// Index into the segment list of the segment to continue in: the last one, or the one
+    /// before it when that ended without a seal (see [`replay`]); 0 for an empty list.
     pub segment_index: usize,
     /// Byte offset inside that segment just after the last good record (at a seal, the seal's
     /// own offset: the writer overwrites it).
@@ -23,8 +23,11 @@ pub type ApplyRecord<'a> = dyn FnMut(Seq, &[u8], u64) -> Result<()> + 'a;
 ///
 /// How the end of the log is told from damage (`Error::Corruption` names the file offset of
 /// the first bad byte position):
-/// - every segment but the last must end with a seal frame; anything else first (a bad frame,
-///   zeroes, a foreign frame) is corruption;
+/// - every segment but the last two must end with a seal frame; anything else first (a bad
+///   frame, zeroes, a foreign frame) is corruption;
+/// - the second to last may instead end like a last segment (the engine's sync-free rotation
+///   into the listed spare), provided no intact frame of the last segment claims that part of
+///   it was synced: then the log ends there and the last segment is not replayed;
 /// - in the last segment the log ends at a seal, zeroes, a frame of another segment, or a torn
 ///   frame, unless the frame after it (found through the damaged frame's length field) is an
 ///   intact frame of this segment whose durability watermark lies beyond the damaged one:
@@ -71,6 +74,19 @@ pub fn replay(
                         ),
                     });
                 }
+                let next = segments.get(index + 1);
+                let second_to_last = index + 2 == segments.len();
+                if let Some(next) = next.filter(|_| second_to_last)
+                    && !claims_durability(&read_segment(storage, next, file_len)?, next.id)
+                {
+                    // The engine moves into the listed spare with an unsynced seal: if the
+                    // seal did not reach the disk, nothing after it was acknowledged as
+                    // durable either, and the log ends here (its frames are never replayed).
+                    return Ok(WalReplayEnd {
+                        segment_index: index,
+                        pos: pos as u64,
+                    });
+                }
                 if !last {
                     return Err(Error::Corruption {
                         offset,
@@ -109,6 +125,28 @@ fn read_segment(storage: &dyn Storage, segment: &WalSegmentRef, file_len: u64) -
             source,
         })?;
     Ok(bytes)
+}
+
+/// Whether any intact frame at the start of a segment's `bytes` claims that part of the segment
+/// was durable when it was written (its `synced` watermark is past 0): the engine syncs the
+/// seal of the segment before first.
+fn claims_durability(bytes: &[u8], segment_id: u64) -> bool {
+    let mut pos = 0usize;
+    while let Some(rest) = bytes.get(pos..) {
+        match decode_frame(segment_id, rest) {
+            Ok(Frame::Record {
+                synced, frame_len, ..
+            }) => {
+                if synced > 0 {
+                    return true;
+                }
+                pos += frame_len;
+            }
+            Ok(Frame::Seal { synced }) => return synced > 0,
+            Ok(Frame::End) | Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// Whether the frame that the (damaged or foreign) header at `pos` says comes next is an intact

@@ -15,9 +15,10 @@ use crate::engine::{Error, Result};
 ///   is never handed out twice;
 /// - every write reserves room for a seal frame; when frames no longer fit, `append` writes
 ///   the seal and returns `Ok(false)`, and the engine lists a new segment after this one.
-///   To leave a segment early (e.g. at a memtable switch), call [`WalWriter::seal`] before the
-///   superblock that lists the next segment is written: replay requires every segment but the
-///   last to end with a seal;
+///   To leave a segment early (e.g. at a memtable switch), call [`WalWriter::seal`] first:
+///   replay requires every segment but the last two to end with a seal, and lets the second
+///   to last lack one only while no frame of the last claims durability (the engine's
+///   sync-free move into a spare segment listed ahead of use);
 /// - the first write of a writer that resumes a segment (`pos > 0`, or any trace of this
 ///   segment's id past `pos`) zeroes the rest of the segment and syncs, so frames of a crashed
 ///   run that lie beyond `pos` can never be chained onto the new ones;
