@@ -12,12 +12,23 @@ use crate::server::limits::PART_MAX_HEADERS;
 /// Lines of a header block a [`HeadMemo`] remembers (an SDK block has at most 8).
 const MEMO_LINES: usize = 12;
 
-/// The lines of the last header block read, by their place in the block, each with what it
-/// was read to. What a line is read to depends on its bytes alone, so any remembered line
-/// may stand for an equal one.
+/// The last header block read: the whole block, and its lines by their place in it, each
+/// with what it was read to. What a line is read to depends on its bytes alone, so any
+/// remembered line may stand for an equal one.
 #[derive(Debug, Clone, Copy, Default)]
 pub(in crate::server::batch) struct HeadMemo<'b> {
+    block: Option<SeenBlock<'b>>,
     lines: [SeenLine<'b>; MEMO_LINES],
+}
+
+/// A block read whole and closed by a blank line with its line feed: an equal block is
+/// read to the same headers (borrowed from the block read first: the same text).
+#[derive(Debug, Clone, Copy)]
+struct SeenBlock<'b> {
+    /// The block through its blank line.
+    bytes: &'b [u8],
+    headers: Headers<'b>,
+    dash: bool,
 }
 
 /// One remembered line.
@@ -32,6 +43,9 @@ struct SeenLine<'b> {
 /// A remembered header line.
 #[derive(Debug, Clone, Copy, Default)]
 struct SeenHeader {
+    /// Where its name ends: just after its (first) colon. A line with the same bytes up to
+    /// there is the same header, whatever its value.
+    name_end: usize,
     /// Its slot in [`KNOWN_HEADERS`] and where its trimmed value lies in the line, when
     /// its name is a known one.
     known: Option<(usize, usize, usize)>,
@@ -61,6 +75,16 @@ pub(super) fn read_head(part: &[u8]) -> Result<Head<'_>> {
 /// [`read_head`], taking each line equal to the one at its place in `memo` as that one was
 /// read, and remembering this block's lines in `memo`.
 pub(super) fn read_head_memo<'b>(part: &'b [u8], memo: &mut HeadMemo<'b>) -> Result<Head<'b>> {
+    if let Some(seen) = memo.block
+        && part.starts_with(seen.bytes)
+    {
+        return Ok(Head {
+            headers: seen.headers,
+            content: part.get(seen.bytes.len()..).unwrap_or_default(),
+            closed: true,
+            dash: seen.dash,
+        });
+    }
     let mut dash = false;
     let mut known: [Option<&[u8]>; KNOWN_HEADERS.len()] = [None; KNOWN_HEADERS.len()];
     let mut count = 0_usize;
@@ -73,30 +97,47 @@ pub(super) fn read_head_memo<'b>(part: &'b [u8], memo: &mut HeadMemo<'b>) -> Res
         }
         let slot = seen.next();
         let remembered = slot.as_deref().copied().unwrap_or_default();
-        // A remembered line ends with its line feed and is not blank: an equal line is the
-        // whole line here, read to the same.
-        let (line, next, header) =
-            if !remembered.line.is_empty() && rest.starts_with(remembered.line) {
-                let line = remembered.line;
-                (line, at + line.len(), remembered.header)
-            } else {
-                let (line, next) = match memchr::memchr(b'\n', rest) {
-                    Some(end) => (rest.get(..=end).unwrap_or_default(), at + end + 1),
-                    None => (rest, part.len()),
-                };
-                let text = line.strip_suffix(b"\n").unwrap_or(line);
-                if text.is_empty() || text == b"\r" {
-                    break (at, next, true);
-                }
-                let header = read_line(text)?;
-                if let Some(slot) = slot
-                    && line.ends_with(b"\n")
-                {
-                    *slot = SeenLine { line, header };
-                }
-                (line, next, header)
+        let (line, header) = if !remembered.line.is_empty() && rest.starts_with(remembered.line) {
+            // A remembered line ends with its line feed and is not blank: an equal line is
+            // the whole line here, read to the same.
+            (remembered.line, remembered.header)
+        } else if let Some(header) = remembered.header
+            && let Some(name) = remembered.line.get(..header.name_end)
+            && rest.starts_with(name)
+        {
+            // The same name up to the colon: the same header, with another value.
+            let line = line_of(rest);
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            let header = SeenHeader {
+                known: header
+                    .known
+                    .map(|(index, _, _)| value_place(index, text, header.name_end)),
+                ..header
             };
-        at = next;
+            if let Some(slot) = slot
+                && line.ends_with(b"\n")
+            {
+                *slot = SeenLine {
+                    line,
+                    header: Some(header),
+                };
+            }
+            (line, Some(header))
+        } else {
+            let line = line_of(rest);
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            if text.is_empty() || text == b"\r" {
+                break (at, at + line.len(), true);
+            }
+            let header = read_line(text)?;
+            if let Some(slot) = slot
+                && line.ends_with(b"\n")
+            {
+                *slot = SeenLine { line, header };
+            }
+            (line, header)
+        };
+        at += line.len();
         dash |= line.first() == Some(&b'-');
         let Some(header) = header else {
             continue;
@@ -119,12 +160,38 @@ pub(super) fn read_head_memo<'b>(part: &'b [u8], memo: &mut HeadMemo<'b>) -> Res
     // Each noted value lies within the block, whose text was just checked; its ends are at
     // ASCII bytes (the colon, whitespace or a line end), so on character boundaries.
     let known = known.map(|value| value.map(|value| utf8(value).unwrap_or_default()));
+    let headers = Headers { block, known };
+    let bytes = part.get(..content_start).unwrap_or_default();
+    if closed && bytes.ends_with(b"\n") {
+        memo.block = Some(SeenBlock {
+            bytes,
+            headers,
+            dash,
+        });
+    }
     Ok(Head {
-        headers: Headers { block, known },
+        headers,
         content: part.get(content_start..).unwrap_or_default(),
         closed,
         dash,
     })
+}
+
+/// The line starting `rest`, with its line feed if it has one.
+fn line_of(rest: &[u8]) -> &[u8] {
+    match memchr::memchr(b'\n', rest) {
+        Some(end) => rest.get(..=end).unwrap_or_default(),
+        None => rest,
+    }
+}
+
+/// The slot `index` and the place of the trimmed value of header line `line` (without its
+/// line feed) whose name ends at `name_end`.
+fn value_place(index: usize, line: &[u8], name_end: usize) -> (usize, usize, usize) {
+    let value = line.get(name_end..).unwrap_or_default();
+    let start = name_end + (value.len() - value.trim_ascii_start().len());
+    let end = name_end + value.trim_ascii_end().len();
+    (index, start, end.max(start))
 }
 
 /// What the header line `line` (without its line feed, not blank) is: `None` for
@@ -143,11 +210,9 @@ fn read_line(line: &[u8]) -> Result<Option<SeenHeader>> {
         )));
     };
     let name = line.get(..colon).unwrap_or_default().trim_ascii();
-    let known = known_slot(name).map(|index| {
-        let value = line.get(colon + 1..).unwrap_or_default();
-        let start = colon + 1 + (value.len() - value.trim_ascii_start().len());
-        let end = colon + 1 + value.trim_ascii_end().len();
-        (index, start, end.max(start))
-    });
-    Ok(Some(SeenHeader { known }))
+    let known = known_slot(name).map(|index| value_place(index, line, colon + 1));
+    Ok(Some(SeenHeader {
+        name_end: colon + 1,
+        known,
+    }))
 }

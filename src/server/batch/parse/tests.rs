@@ -257,6 +257,10 @@ fn batch_parse_remembered_header_lines_read_as_fresh_lines() {
         &[sdk, b"Content-Type: application/json\r\nContent-Length: 331\r"],
         &[sdk, b"Content-Type: application/json\r\nContent-Length: 331"],
         &[b"A: 1", b"A: 1\r\n\r\n", b"A: 1"],
+        // The same name with another value: blank, another colon, another line end.
+        &[sdk, b"Content-Type: application/json\r\nContent-Length:   \r\n\r\n"],
+        &[sdk, b"Content-Type: application/json\r\nContent-Length:: 5\n\n", sdk],
+        &[sdk, b"Content-Type: x\r\n"],
         // Whitespace lines, dashes, a repeated known header (the first wins), bad lines.
         &[b"  \r\nA: 1\r\n-B: 2\r\n\r\n", b"  \r\nA: 1\r\n-B: 2\r\n\r\n", b"  \r\nA: 1\r\n\r\n"],
         &[b"Prefer: a\r\nPrefer: b\r\n\r\n", b"Prefer: b\r\nPrefer: a\r\n\r\n", b"Prefer: a\r\nPrefer: b\r\n\r\n"],
