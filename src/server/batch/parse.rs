@@ -55,6 +55,7 @@ pub struct BatchOperation<'b> {
 impl BatchOperation<'_> {
     /// The value of header `name` (any case).
     #[must_use]
+    #[inline]
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name)
     }
@@ -146,6 +147,7 @@ fn split_line(line: &str) -> Option<(&str, &str)> {
 impl<'b> Headers<'b> {
     /// The value of header `name` (any case; the first such line), trimmed.
     #[must_use]
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&'b str> {
         if let Some(slot) = known_slot(name.as_bytes()) {
             return self.known.get(slot).copied().flatten();

@@ -149,7 +149,7 @@ impl<'de> Reader<'de> {
     fn string_as(&mut self, last: Option<&'de str>) -> Option<Cow<'de, str>> {
         if let Some(last) = last {
             let rest = self.rest();
-            if rest.get(last.len()) == Some(&b'"') && rest.starts_with(last.as_bytes()) {
+            if rest.get(last.len()) == Some(&b'"') && starts_with(rest, last.as_bytes()) {
                 self.at += last.len() + 1;
                 return Some(Cow::Borrowed(last));
             }
@@ -280,6 +280,42 @@ impl<'de> Reader<'de> {
         self.digits();
         (self.at > start).then_some(())
     }
+}
+
+/// Whether `bytes` starts with `prefix`, compared a word at a time with overlapping
+/// loads: for the short names and values of a body, a `memcmp` call cost more than the
+/// comparison.
+#[inline]
+fn starts_with(bytes: &[u8], prefix: &[u8]) -> bool {
+    let len = prefix.len();
+    let Some(head) = bytes.get(..len) else {
+        return false;
+    };
+    let word4 = |text: &[u8], at: usize| {
+        text.get(at..at + 4)
+            .and_then(|word| <[u8; 4]>::try_from(word).ok())
+            .map(u32::from_le_bytes)
+    };
+    let word8 = |text: &[u8], at: usize| {
+        text.get(at..at + 8)
+            .and_then(|word| <[u8; 8]>::try_from(word).ok())
+            .map(u64::from_le_bytes)
+    };
+    if len < 4 {
+        return head.iter().zip(prefix).all(|(a, b)| a == b);
+    }
+    if len < 8 {
+        return word4(head, 0) == word4(prefix, 0)
+            && word4(head, len - 4) == word4(prefix, len - 4);
+    }
+    let mut at = 0;
+    while at + 8 < len {
+        if word8(head, at) != word8(prefix, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word8(head, len - 8) == word8(prefix, len - 8)
 }
 
 /// The text before the first quote or backslash of `bytes` and its length, if that run is
@@ -470,6 +506,27 @@ mod tests {
             let read = read_object_into(body, &mut reused).map(|()| reused.clone());
             read == fresh
         })
+    }
+
+    #[test]
+    fn the_word_wise_prefix_test_is_starts_with() {
+        let text: Vec<u8> = (0..40_u8).map(|byte| b'a' + byte % 26).collect();
+        for len in 0..=text.len() {
+            for cut in [0, 1, 5, 8, 9, 16, 17] {
+                let bytes = &text[..text.len().saturating_sub(cut)];
+                let prefix = &text[..len];
+                assert_eq!(super::starts_with(bytes, prefix), bytes.starts_with(prefix));
+                for at in 0..len {
+                    let mut other = prefix.to_vec();
+                    other[at] ^= 0x20;
+                    assert_eq!(
+                        super::starts_with(bytes, &other),
+                        bytes.starts_with(&other),
+                        "{len} {cut} {at}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
