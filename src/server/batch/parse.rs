@@ -26,11 +26,13 @@ use std::sync::LazyLock;
 use memchr::memmem;
 
 use crate::server::error::{Result, ServerError};
-use crate::server::limits::{BATCH_MAX_PARTS, PART_MAX_HEADERS};
+use crate::server::limits::BATCH_MAX_PARTS;
 use crate::table::TableError;
 
+mod head;
 mod skip;
 
+use head::read_head;
 use skip::{parse_direct, read_changeset, search_changeset};
 
 /// One embedded request of a batch, borrowed from the request body.
@@ -53,13 +55,14 @@ pub struct BatchOperation<'b> {
 impl BatchOperation<'_> {
     /// The value of header `name` (any case).
     #[must_use]
+    #[inline]
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name)
     }
 }
 
 /// A part's header lines, borrowed from the body. Every line was checked when the part was
-/// read (`name: value`, at most [`PART_MAX_HEADERS`]), and the values of the few headers a
+/// read (`name: value`, at most [`crate::server::limits::PART_MAX_HEADERS`]), and the values of the few headers a
 /// batch reads ([`KNOWN_HEADERS`]) were noted then; any other is found by reading the lines
 /// again. Cheaper than collecting every line of every part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -107,12 +110,19 @@ fn eq_lower(name: &[u8], lower: &[u8]) -> bool {
     if name.len() != len {
         return false;
     }
+    // Loads of a fixed width: a copy of a variable width was a `memcpy` call.
     let word = |bytes: &[u8], at: usize, width: usize| -> u64 {
-        let mut buf = [0_u8; 8];
-        if let (Some(dst), Some(src)) = (buf.get_mut(..width), bytes.get(at..at + width)) {
-            dst.copy_from_slice(src);
+        if width == 8 {
+            bytes
+                .get(at..at + 8)
+                .and_then(|src| <[u8; 8]>::try_from(src).ok())
+                .map_or(0, u64::from_le_bytes)
+        } else {
+            bytes
+                .get(at..at + 4)
+                .and_then(|src| <[u8; 4]>::try_from(src).ok())
+                .map_or(0, |word| u64::from(u32::from_le_bytes(word)))
         }
-        u64::from_le_bytes(buf)
     };
     let width = if len >= 8 { 8 } else { 4 };
     if len < width {
@@ -137,6 +147,7 @@ fn split_line(line: &str) -> Option<(&str, &str)> {
 impl<'b> Headers<'b> {
     /// The value of header `name` (any case; the first such line), trimmed.
     #[must_use]
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&'b str> {
         if let Some(slot) = known_slot(name.as_bytes()) {
             return self.known.get(slot).copied().flatten();
@@ -328,84 +339,9 @@ fn find_delimiter(finder: &memmem::Finder<'_>, text: &[u8]) -> Option<usize> {
     }
 }
 
-/// Splits a part into its header lines and content at the first blank line (empty, or a
-/// lone carriage return), reading each line once: the lines are checked and the known
-/// headers noted here ([`Headers`]). Lines of whitespace before the blank line are skipped;
-/// a part without a blank line is all headers.
+/// Splits a part into its header lines and content at the first blank line ([`read_head`]).
 fn split_headers(part: &[u8]) -> Result<(Headers<'_>, &[u8])> {
     read_head(part).map(|head| (head.headers, head.content))
-}
-
-/// A part's header block as [`read_head`] reads it.
-struct Head<'b> {
-    headers: Headers<'b>,
-    /// What follows the blank line (empty without one).
-    content: &'b [u8],
-    /// Whether a blank line ended the headers (else they ran to the end of the part).
-    closed: bool,
-    /// Whether a line before the blank line starts with `-`, as a delimiter line does.
-    dash: bool,
-}
-
-/// [`split_headers`], also telling whether a blank line closed the block and whether any
-/// line of it starts with `-` (what the length skip needs to prove no delimiter was passed).
-fn read_head(part: &[u8]) -> Result<Head<'_>> {
-    let mut dash = false;
-    let mut known: [Option<&[u8]>; KNOWN_HEADERS.len()] = [None; KNOWN_HEADERS.len()];
-    let mut count = 0_usize;
-    let mut at = 0;
-    // Each line is only cut at its colon; names are trimmed and compared when their length
-    // is that of a known header, values trimmed when noted.
-    let (head_end, content_start, closed) = loop {
-        let rest = part.get(at..).unwrap_or_default();
-        if rest.is_empty() {
-            break (part.len(), part.len(), false);
-        }
-        let (line, next) = match memchr::memchr(b'\n', rest) {
-            Some(end) => (rest.get(..end).unwrap_or_default(), at + end + 1),
-            None => (rest, part.len()),
-        };
-        if line.is_empty() || line == b"\r" {
-            break (at, next, true);
-        }
-        dash |= line.first() == Some(&b'-');
-        at = next;
-        // Names are short: a byte loop finds the colon sooner than a vector search is set up.
-        let Some(colon) = line.iter().position(|&byte| byte == b':') else {
-            // Header whitespace is ASCII (RFC 9110 OWS); the ASCII trims skip Unicode tables.
-            let line = line.trim_ascii();
-            if line.is_empty() {
-                continue;
-            }
-            return Err(invalid(format!(
-                "malformed part header line {:?}",
-                excerpt(&String::from_utf8_lossy(line))
-            )));
-        };
-        if count == PART_MAX_HEADERS {
-            return Err(invalid(format!(
-                "a part has more than {PART_MAX_HEADERS} headers"
-            )));
-        }
-        count += 1;
-        let name = line.get(..colon).unwrap_or_default().trim_ascii();
-        if let Some(slot) = known_slot(name).and_then(|slot| known.get_mut(slot))
-            && slot.is_none()
-        {
-            *slot = Some(line.get(colon + 1..).unwrap_or_default().trim_ascii());
-        }
-    };
-    let block = utf8(part.get(..head_end).unwrap_or_default())
-        .map_err(|_| invalid("a part's headers are not UTF-8"))?;
-    // Each noted value lies within the block, whose text was just checked; its ends are at
-    // ASCII bytes (the colon, whitespace or a line end), so on character boundaries.
-    let known = known.map(|value| value.map(|value| utf8(value).unwrap_or_default()));
-    Ok(Head {
-        headers: Headers { block, known },
-        content: part.get(content_start..).unwrap_or_default(),
-        closed,
-        dash,
-    })
 }
 
 /// `bytes` as text, as [`std::str::from_utf8`] but cheaper on header blocks and request

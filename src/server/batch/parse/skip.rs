@@ -5,6 +5,7 @@
 
 use memchr::memmem;
 
+use super::head::{HeadMemo, read_head_memo};
 use super::{
     BatchOperation, boundary, find_delimiter, invalid, parse_operation, read_head, request_line,
     split_parts, split_url, strip_line_break, upper_method,
@@ -90,6 +91,7 @@ fn read_parts<'b>(
         parts: 0,
         more: false,
     };
+    let mut memo = PartMemo::default();
     let mut at = if outer.is_some() {
         if !body.starts_with(delimiter.as_bytes()) {
             return Ok((None, 0));
@@ -118,7 +120,7 @@ fn read_parts<'b>(
         let start = after.get(line_end + 1..).unwrap_or_default();
         changeset.parts += 1;
         if changeset.failed.is_none()
-            && let Some((operation, next)) = skip_by_length(start, delimiter.as_bytes())
+            && let Some((operation, next)) = skip_by_length(start, delimiter.as_bytes(), &mut memo)
         {
             changeset.operations.push(operation);
             at = body.len() - start.len() + next;
@@ -193,14 +195,31 @@ pub(super) fn parse_direct<'b>(body: &'b [u8], outer: &str) -> Option<Vec<BatchO
 pub(super) fn skip_by_length<'b>(
     text: &'b [u8],
     delimiter: &[u8],
+    memo: &mut PartMemo<'b>,
 ) -> Option<(BatchOperation<'b>, usize)> {
-    let mime = read_head(text).ok()?;
+    let mime = read_head_memo(text, &mut memo.mime).ok()?;
     if !mime.closed || mime.dash || mime.content.first() == Some(&b'-') {
         return None;
     }
-    let line_end = memchr::memchr(b'\n', mime.content)?;
-    let (method, url) = request_line(mime.content.get(..line_end)?).ok()?;
-    let head = read_head(mime.content.get(line_end + 1..)?).ok()?;
+    let (request, rest) = match memo.request {
+        Some(last) if mime.content.starts_with(last.line) => {
+            (last, mime.content.get(last.line.len()..)?)
+        }
+        _ => {
+            let line_end = memchr::memchr(b'\n', mime.content)?;
+            let (method, url) = request_line(mime.content.get(..line_end)?).ok()?;
+            let (path, query) = split_url(url).ok()?;
+            let request = RequestLine {
+                line: mime.content.get(..=line_end)?,
+                method,
+                path,
+                query,
+            };
+            memo.request = Some(request);
+            (request, mime.content.get(line_end + 1..)?)
+        }
+    };
+    let head = read_head_memo(rest, &mut memo.http).ok()?;
     if !head.closed || head.dash {
         return None;
     }
@@ -215,16 +234,36 @@ pub(super) fn skip_by_length<'b>(
     {
         return None;
     }
-    let (path, query) = split_url(url).ok()?;
     let operation = BatchOperation {
-        method: upper_method(method),
-        path,
-        query,
+        method: upper_method(request.method),
+        path: request.path,
+        query: request.query,
         headers: head.headers,
         content_id: mime.headers.get("content-id"),
         body,
     };
     Some((operation, text.len() - tail.len() + 2))
+}
+
+/// What the parts of a changeset read so far repeat: the last MIME and request header
+/// blocks ([`HeadMemo`]) and the last request line. SDK parts differ in little else than
+/// their `Content-ID`, `Content-Length` and body.
+#[derive(Debug, Default)]
+pub(super) struct PartMemo<'b> {
+    mime: HeadMemo<'b>,
+    http: HeadMemo<'b>,
+    request: Option<RequestLine<'b>>,
+}
+
+/// A request line as [`skip_by_length`] read it. An equal line is read to the same text,
+/// which is then borrowed from the line read first.
+#[derive(Debug, Clone, Copy)]
+struct RequestLine<'b> {
+    /// The line with its line feed.
+    line: &'b [u8],
+    method: &'b str,
+    path: &'b str,
+    query: Option<&'b str>,
 }
 
 /// A `Content-Length` value: ASCII digits only, at most 10 of them.

@@ -1,7 +1,9 @@
 //! Tests of the batch body parser.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-use super::skip::{parse_direct, skip_by_length};
+use super::head::{HeadMemo, read_head_memo};
+use super::skip::{PartMemo, parse_direct, skip_by_length};
 use super::*;
+use crate::server::limits::PART_MAX_HEADERS;
 
 const BODY: &str = "--batch_1\r\nContent-Type: multipart/mixed; boundary=changeset_2\r\n\r\n\
 --changeset_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: 7\r\n\r\n\
@@ -145,7 +147,12 @@ fn batch_parse_sdk_parts_are_skipped_by_their_content_length() {
     assert_eq!(ops[2].content_id, Some("2"));
     assert_eq!(ops[2].header("content-length"), Some("33"));
     let first = body.find("--changeset_2\r\n").unwrap() + "--changeset_2\r\n".len();
-    let (op, next) = skip_by_length(&body.as_bytes()[first..], b"--changeset_2").unwrap();
+    let (op, next) = skip_by_length(
+        &body.as_bytes()[first..],
+        b"--changeset_2",
+        &mut PartMemo::default(),
+    )
+    .unwrap();
     assert_eq!(op, ops[0]);
     assert!(body[first + next..].starts_with("--changeset_2\r\n"));
     assert_eq!(parse_direct(body.as_bytes(), "batch_1"), Some(ops));
@@ -213,7 +220,79 @@ fn batch_parse_length_skip_reads_as_the_delimiter_search() {
     }
 }
 
+/// A header block read as (headers, content, closed, dash), or its error's text.
+fn head_reading(head: Result<head::Head<'_>>) -> std::result::Result<String, String> {
+    head.map(|head| {
+        format!(
+            "{:?} {:?} {:?} {} {}",
+            head.headers,
+            head.headers.iter().collect::<Vec<_>>(),
+            head.content,
+            head.closed,
+            head.dash
+        )
+    })
+    .map_err(|error| error.to_string())
+}
+
+/// Whether reading `blocks` one after another with one memo reads each as a fresh reading.
+fn memo_reads_alike(blocks: &[&[u8]]) -> bool {
+    let mut memo = HeadMemo::default();
+    blocks.iter().all(|block| {
+        head_reading(read_head_memo(block, &mut memo)) == head_reading(head::read_head(block))
+    })
+}
+
+#[test]
+fn batch_parse_remembered_header_lines_read_as_fresh_lines() {
+    let sdk: &[u8] = b"Content-Type: application/json\r\nContent-Length: 331\r\nx-ms-version: 2019-02-02\r\n\r\n{}";
+    let many = "H: v\r\n".repeat(PART_MAX_HEADERS + 1) + "\r\n";
+    let limit = "H: v\r\n".repeat(PART_MAX_HEADERS) + "\r\n";
+    let cases: &[&[&[u8]]] = &[
+        &[sdk, sdk, sdk],
+        &[sdk, b"Content-Type: application/json\r\nContent-Length: 1000\r\nx-ms-version: 2019-02-02\r\n\r\n{}"],
+        // The same line at another place, a line cut short, a line without its line feed.
+        &[sdk, b"Content-Length: 331\r\nContent-Type: application/json\r\n\r\n"],
+        &[sdk, b"Content-Type: application/json\r\nContent-Length: 33"],
+        &[sdk, b"Content-Type: application/json\r\nContent-Length: 331\r"],
+        &[sdk, b"Content-Type: application/json\r\nContent-Length: 331"],
+        &[b"A: 1", b"A: 1\r\n\r\n", b"A: 1"],
+        // The same name with another value: blank, another colon, another line end.
+        &[sdk, b"Content-Type: application/json\r\nContent-Length:   \r\n\r\n"],
+        &[sdk, b"Content-Type: application/json\r\nContent-Length:: 5\n\n", sdk],
+        &[sdk, b"Content-Type: x\r\n"],
+        // Whitespace lines, dashes, a repeated known header (the first wins), bad lines.
+        &[b"  \r\nA: 1\r\n-B: 2\r\n\r\n", b"  \r\nA: 1\r\n-B: 2\r\n\r\n", b"  \r\nA: 1\r\n\r\n"],
+        &[b"Prefer: a\r\nPrefer: b\r\n\r\n", b"Prefer: b\r\nPrefer: a\r\n\r\n", b"Prefer: a\r\nPrefer: b\r\n\r\n"],
+        &[b"Prefer:   \r\nIf-Match :  * \r\n\r\n", b"Prefer:   \r\nIf-Match :  * \r\n\r\n"],
+        &[sdk, b"Content-Type: application/json\r\nno colon\r\n\r\n", sdk],
+        &[sdk, b"Content-Type: application/json\r\nH: \xff\r\n\r\n", b"Content-Type: application/json\r\nH: \xff\r\n\r\n"],
+        &[b"\r\n", b"\n", b"\r", b""],
+        &[limit.as_bytes(), many.as_bytes(), limit.as_bytes(), many.as_bytes()],
+    ];
+    for (index, blocks) in cases.iter().enumerate() {
+        assert!(memo_reads_alike(blocks), "case {index}");
+    }
+}
+
 proptest::proptest! {
+    #[test]
+    fn batch_parse_remembered_header_lines_read_as_fresh_lines_when_mutated(
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        byte in proptest::prelude::any::<u8>(),
+        delete in proptest::prelude::any::<bool>(),
+    ) {
+        let block: &[u8] = b"Content-Type: application/http\r\nContent-ID: 1\r\nPrefer: x\r\n  \r\nIf-Match: *\r\n\r\nbody";
+        let mut mutated = block.to_vec();
+        let at = at.index(mutated.len());
+        if delete {
+            mutated.remove(at);
+        } else {
+            mutated[at] = byte;
+        }
+        proptest::prop_assert!(memo_reads_alike(&[block, &mutated, block, &mutated]));
+    }
+
     #[test]
     fn batch_parse_mutated_bodies_read_as_the_delimiter_search(
         at in proptest::prelude::any::<proptest::sample::Index>(),

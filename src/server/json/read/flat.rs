@@ -30,13 +30,16 @@ pub(super) fn read_object(body: &[u8]) -> Option<FlatMembers<'_>> {
     read_object_into(body, &mut members).map(|()| members)
 }
 
-/// [`read_object`] into `members` (cleared first), whose allocation a caller reading many
-/// bodies reuses; `None` leaves it holding part of the body's members.
+/// [`read_object`] into `members`, whose allocation a caller reading many bodies reuses;
+/// `None` leaves it holding part of the body's members. The members it held before are
+/// overwritten one by one: a string (name or value) equal to the one read at the same
+/// place of the last body is recognised by comparison instead of being scanned (the bodies
+/// of a batch repeat their names, annotations and often values).
 pub(super) fn read_object_into<'de>(body: &'de [u8], members: &mut FlatMembers<'de>) -> Option<()> {
-    members.clear();
     // SDK bodies annotate every string (`Name@odata.type`), doubling the member count: room
     // for a typical body's members, so the vector is not regrown.
-    members.reserve(MEMBERS_GUESS);
+    members.reserve(MEMBERS_GUESS.saturating_sub(members.len()));
+    let mut count = 0;
     let mut reader = Reader { body, at: 0 };
     reader.skip_whitespace();
     reader.expect(b'{')?;
@@ -45,13 +48,18 @@ pub(super) fn read_object_into<'de>(body: &'de [u8], members: &mut FlatMembers<'
         reader.at += 1;
     } else {
         loop {
+            let (last_name, last_value) = members.get(count).map_or((None, None), last_strings);
             reader.expect(b'"')?;
-            let name = reader.string()?;
+            let name = reader.string_as(last_name)?;
             reader.skip_whitespace();
             reader.expect(b':')?;
             reader.skip_whitespace();
-            let value = reader.value()?;
-            members.push((name, value));
+            let value = reader.value(last_value)?;
+            match members.get_mut(count) {
+                Some(slot) => *slot = (name, value),
+                None => members.push((name, value)),
+            }
+            count += 1;
             reader.skip_whitespace();
             match reader.next()? {
                 b',' => reader.skip_whitespace(),
@@ -60,8 +68,25 @@ pub(super) fn read_object_into<'de>(body: &'de [u8], members: &mut FlatMembers<'
             }
         }
     }
+    members.truncate(count);
     reader.skip_whitespace();
     (reader.at == body.len()).then_some(())
+}
+
+/// The name and string value of a member, where they are borrowed from a body: text
+/// without escapes, control characters or quotes.
+fn last_strings<'de>(
+    (name, value): &(Cow<'de, str>, Scalar<'de>),
+) -> (Option<&'de str>, Option<&'de str>) {
+    let borrowed = |text: &Cow<'de, str>| match *text {
+        Cow::Borrowed(text) => Some(text),
+        Cow::Owned(_) => None,
+    };
+    let value = match value {
+        Scalar::Str(text) => borrowed(text),
+        _ => None,
+    };
+    (borrowed(name), value)
 }
 
 /// A cursor over the body.
@@ -103,11 +128,12 @@ impl<'de> Reader<'de> {
         })
     }
 
-    fn value(&mut self) -> Option<Scalar<'de>> {
+    /// The value here; a string equal to `last` is read as [`Reader::string_as`] reads it.
+    fn value(&mut self, last: Option<&'de str>) -> Option<Scalar<'de>> {
         match self.peek()? {
             b'"' => {
                 self.at += 1;
-                self.string().map(Scalar::Str)
+                self.string_as(last).map(Scalar::Str)
             }
             b't' => self.literal(b"true").map(|()| Scalar::Bool(true)),
             b'f' => self.literal(b"false").map(|()| Scalar::Bool(false)),
@@ -115,6 +141,20 @@ impl<'de> Reader<'de> {
             b'-' | b'0'..=b'9' => self.number().map(Scalar::Number),
             _ => None,
         }
+    }
+
+    /// [`Reader::string`], comparing first with `last`, a string borrowed from a body (no
+    /// escape, control character or quote in it): the same bytes then the closing quote
+    /// are the string `last` is, which is returned.
+    fn string_as(&mut self, last: Option<&'de str>) -> Option<Cow<'de, str>> {
+        if let Some(last) = last {
+            let rest = self.rest();
+            if rest.get(last.len()) == Some(&b'"') && starts_with(rest, last.as_bytes()) {
+                self.at += last.len() + 1;
+                return Some(Cow::Borrowed(last));
+            }
+        }
+        self.string()
     }
 
     /// The string whose opening quote was just read; borrowed unless it holds an escape.
@@ -242,6 +282,42 @@ impl<'de> Reader<'de> {
     }
 }
 
+/// Whether `bytes` starts with `prefix`, compared a word at a time with overlapping
+/// loads: for the short names and values of a body, a `memcmp` call cost more than the
+/// comparison.
+#[inline]
+fn starts_with(bytes: &[u8], prefix: &[u8]) -> bool {
+    let len = prefix.len();
+    let Some(head) = bytes.get(..len) else {
+        return false;
+    };
+    let word4 = |text: &[u8], at: usize| {
+        text.get(at..at + 4)
+            .and_then(|word| <[u8; 4]>::try_from(word).ok())
+            .map(u32::from_le_bytes)
+    };
+    let word8 = |text: &[u8], at: usize| {
+        text.get(at..at + 8)
+            .and_then(|word| <[u8; 8]>::try_from(word).ok())
+            .map(u64::from_le_bytes)
+    };
+    if len < 4 {
+        return head.iter().zip(prefix).all(|(a, b)| a == b);
+    }
+    if len < 8 {
+        return word4(head, 0) == word4(prefix, 0)
+            && word4(head, len - 4) == word4(prefix, len - 4);
+    }
+    let mut at = 0;
+    while at + 8 < len {
+        if word8(head, at) != word8(prefix, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word8(head, len - 8) == word8(prefix, len - 8)
+}
+
 /// The text before the first quote or backslash of `bytes` and its length, if that run is
 /// valid UTF-8 without control characters (which JSON strings may not hold raw).
 fn plain_run(bytes: &[u8]) -> Option<(&str, usize)> {
@@ -298,7 +374,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::Members;
-    use super::{ascii_run_len, read_object};
+    use super::{ascii_run_len, read_object, read_object_into};
 
     /// What the fast reader reads must be what serde_json reads; `None` is always allowed.
     fn agrees_with_serde(body: &[u8]) -> Option<bool> {
@@ -405,5 +481,73 @@ mod tests {
             }
             prop_assert_ne!(agrees_with_serde(&bytes), Some(false));
         }
+
+        #[test]
+        fn bodies_read_after_others_read_as_fresh_ones(
+            bodies in prop::collection::vec(object_text(), 1..6),
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+        ) {
+            let mut bodies: Vec<Vec<u8>> = bodies.into_iter().map(String::into_bytes).collect();
+            // A body and its copy with one byte changed: most strings equal, one not.
+            let mut changed = bodies[0].clone();
+            let at = at.index(changed.len());
+            changed[at] = byte;
+            bodies.extend([changed, bodies[0].clone()]);
+            prop_assert!(reads_alike_in_turn(&bodies));
+        }
+    }
+
+    /// Whether reading `bodies` in turn into one vector reads each as a fresh vector does.
+    fn reads_alike_in_turn(bodies: &[Vec<u8>]) -> bool {
+        let mut reused = Vec::new();
+        bodies.iter().all(|body| {
+            let fresh = read_object(body);
+            let read = read_object_into(body, &mut reused).map(|()| reused.clone());
+            read == fresh
+        })
+    }
+
+    #[test]
+    fn the_word_wise_prefix_test_is_starts_with() {
+        let text: Vec<u8> = (0..40_u8).map(|byte| b'a' + byte % 26).collect();
+        for len in 0..=text.len() {
+            for cut in [0, 1, 5, 8, 9, 16, 17] {
+                let bytes = &text[..text.len().saturating_sub(cut)];
+                let prefix = &text[..len];
+                assert_eq!(super::starts_with(bytes, prefix), bytes.starts_with(prefix));
+                for at in 0..len {
+                    let mut other = prefix.to_vec();
+                    other[at] ^= 0x20;
+                    assert_eq!(
+                        super::starts_with(bytes, &other),
+                        bytes.starts_with(&other),
+                        "{len} {cut} {at}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn strings_equal_to_the_last_body_s_are_read_as_fresh_ones() {
+        let bodies: [&[u8]; 9] = [
+            br#"{"PartitionKey":"p","RowKey":"a","S":"xyz","S@odata.type":"Edm.String"}"#,
+            br#"{"PartitionKey":"p","RowKey":"b","S":"xyz","S@odata.type":"Edm.String"}"#,
+            br#"{"PartitionKey":"p","RowKey":"ab","S":"xy","S@odata.type":"Edm.Strin"}"#,
+            br#"{"PartitionKey":"p","RowKey":"a","S":"xy\"z","S@odata.type":"Edm.String\u0000"}"#,
+            br#"{"PartitionKey":"p","RowKey":"a","S":"xy"z","S@odata.type":"Edm.String"}"#,
+            br#"{"PartitionKeyX":"p","RowKey":"a
+b","S":1}"#,
+            br#"{"PartitionKey":"p"}"#,
+            br#"{"PartitionKey":"p","RowKey":"a","S":"xyz","S@odata.type":"Edm.String"}"#,
+            br#"{"PartitionKey":"p","RowKey":"a","S":"xyz","S@odata.type":"Edm.String""#,
+        ];
+        let bodies: Vec<Vec<u8>> = bodies.iter().map(|body| body.to_vec()).collect();
+        assert!(reads_alike_in_turn(&bodies));
+        let mut reused = Vec::new();
+        read_object_into(bodies[0].as_slice(), &mut reused).unwrap();
+        read_object_into(bodies[1].as_slice(), &mut reused).unwrap();
+        assert_eq!(reused[1].1, super::Scalar::Str("b".into()));
     }
 }
