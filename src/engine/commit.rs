@@ -33,11 +33,12 @@ use super::version::ReadView;
 use super::wal::{WalRecord, WalWriter};
 use super::{Durability, Error, Result, Seq, WriteBatch};
 
-/// Longest a stopped writer waits before it looks again without being woken (a safety net:
-/// every version install and every poison wakes it).
 /// `Sync` batches up to this size, with no other writer queued, count as a lone durable
 /// writer that background merges yield the CPU to.
 const LONE_SYNC_MAX_BYTES: usize = 4 << 10;
+
+/// Longest a stopped writer waits before it looks again without being woken (a safety net:
+/// every version install and every poison wakes it).
 const STOP_RECHECK: Duration = Duration::from_millis(100);
 
 /// Longest a queued writer waits for a leader's word before it looks at the writer lock
