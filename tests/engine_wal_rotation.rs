@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use strata::engine::file::{CrashMode, FaultyStorage};
+use strata::engine::file::{CrashMode, Fault, FaultyStorage};
 use strata::engine::{Durability, Engine, Options, WriteBatch};
 
 const MEMTABLE_BYTES: usize = 256 << 10;
@@ -84,64 +84,129 @@ fn engine_wal_crash_after_size_triggered_switches_keeps_every_synced_write() {
     }
 }
 
-#[test]
-fn engine_wal_crash_after_sync_free_rotations_recovers_a_prefix_with_every_synced_write() {
-    // Segments of 64 KiB under a 1 MiB memtable: the log rotates several times between
-    // flushes, the first time into the listed spare with an unsynced seal. Pages of unsynced
-    // writes survive at random, so a seal may be lost while frames after it survive.
-    let options = Options {
+/// Segments of 64 KiB under a 1 MiB memtable: the log rotates several times between flushes,
+/// the first time into the listed spare with an unsynced seal.
+fn rotating_options() -> Options {
+    Options {
         memtable_bytes: 1 << 20,
         wal_segment_max_bytes: 64 << 10,
         background_compaction: false,
         ..Options::default()
-    };
-    for seed in 0..24 {
-        let storage = Arc::new(FaultyStorage::new());
-        let engine = Engine::open_with_storage(storage.clone(), options.clone()).unwrap();
-        // A flush lists a confirmed spare; the next rotations start from it.
-        let mut n = fill(&engine, 0, 1);
+    }
+}
+
+/// Writes through several sync-free rotations (one `Sync` batch among them), then crashes
+/// keeping each unsynced page at random, so a seal may be lost while frames after it survive.
+/// With `end_in_spare`, a flush confirms a spare before the last writes, so the crash comes
+/// right after a sync-free rotation into it. Returns the crashed storage, the number of keys
+/// written and how many of them were synced.
+fn crash_after_sync_free_rotations(
+    seed: u64,
+    end_in_spare: bool,
+) -> (Arc<FaultyStorage>, u32, u32) {
+    let storage = Arc::new(FaultyStorage::new());
+    let engine = Engine::open_with_storage(storage.clone(), rotating_options()).unwrap();
+    // A flush lists a confirmed spare; the next rotations start from it.
+    let mut n = fill(&engine, 0, 1);
+    engine.flush().unwrap();
+    let mut synced = 0;
+    for round in 0..6u32 {
+        let mut batch = WriteBatch::new();
+        for _ in 0..50 {
+            batch.put(&key(n), &[n as u8; 200]);
+            n += 1;
+        }
+        let durability = if round == 3 {
+            Durability::Sync
+        } else {
+            Durability::Buffered
+        };
+        engine.write(&batch, durability).unwrap();
+        if durability == Durability::Sync {
+            synced = n;
+        }
+        // About 1.3 segments of frames per round.
+        let mut more = WriteBatch::new();
+        for _ in 0..400 {
+            more.put(&key(n), &[n as u8; 200]);
+            n += 1;
+        }
+        engine.write(&more, Durability::Buffered).unwrap();
+    }
+    if end_in_spare {
         engine.flush().unwrap();
-        let mut synced = 0;
-        for round in 0..6u32 {
+        synced = n;
+        // About 1.4 segments of the 64 KiB a flush starts the log with: one rotation.
+        for _ in 0..8 {
             let mut batch = WriteBatch::new();
             for _ in 0..50 {
                 batch.put(&key(n), &[n as u8; 200]);
                 n += 1;
             }
-            let durability = if round == 3 {
-                Durability::Sync
-            } else {
-                Durability::Buffered
-            };
-            engine.write(&batch, durability).unwrap();
-            if durability == Durability::Sync {
-                synced = n;
-            }
-            // About 1.3 segments of frames per round.
-            let mut more = WriteBatch::new();
-            for _ in 0..400 {
-                more.put(&key(n), &[n as u8; 200]);
-                n += 1;
-            }
-            engine.write(&more, Durability::Buffered).unwrap();
+            engine.write(&batch, Durability::Buffered).unwrap();
         }
-        storage.set_crash_mode(CrashMode::KeepRandomPages { seed });
-        storage.crash();
-        std::mem::forget(engine);
-        let engine = Engine::open_with_storage(storage, options.clone())
+    }
+    storage.set_crash_mode(CrashMode::KeepRandomPages { seed });
+    storage.crash();
+    std::mem::forget(engine);
+    (storage, n, synced)
+}
+
+/// Asserts the keys present are a prefix of the `n` written that holds the first `synced`.
+fn assert_prefix(engine: &Engine, n: u32, synced: u32, context: &str) {
+    let present: Vec<bool> = (0..n)
+        .map(|k| engine.get(&key(k)).unwrap().is_some())
+        .collect();
+    let recovered = present.iter().take_while(|p| **p).count() as u32;
+    assert!(
+        present.iter().skip(recovered as usize).all(|p| !p),
+        "{context}: recovered writes are not a prefix (first gap at {recovered})"
+    );
+    assert!(
+        recovered >= synced,
+        "{context}: {recovered} keys recovered, {synced} were synced"
+    );
+}
+
+#[test]
+fn engine_wal_crash_after_sync_free_rotations_recovers_a_prefix_with_every_synced_write() {
+    for seed in 0..24 {
+        let (storage, n, synced) = crash_after_sync_free_rotations(seed, false);
+        let engine = Engine::open_with_storage(storage, rotating_options())
             .unwrap_or_else(|err| panic!("seed {seed}: reopen failed: {err}"));
-        let present: Vec<bool> = (0..n)
-            .map(|k| engine.get(&key(k)).unwrap().is_some())
-            .collect();
-        let recovered = present.iter().take_while(|p| **p).count() as u32;
-        assert!(
-            present.iter().skip(recovered as usize).all(|p| !p),
-            "seed {seed}: recovered writes are not a prefix (first gap at {recovered})"
-        );
-        assert!(
-            recovered >= synced,
-            "seed {seed}: {recovered} keys recovered, {synced} were synced"
-        );
+        assert_prefix(&engine, n, synced, &format!("seed {seed}"));
+    }
+}
+
+#[test]
+fn engine_wal_crash_while_reopening_after_sync_free_rotations_still_recovers_a_prefix() {
+    // The reopen seals the segment replay ended in and drops the segments after it; a second
+    // crash at any write of that reopen must leave a file whose replay is still a prefix (it
+    // must never follow the new seal into a dropped segment whose records were not replayed).
+    for seed in 0..16 {
+        let (crashed, n, synced) = crash_after_sync_free_rotations(seed, true);
+        let image = crashed.durable_image();
+        let probe = Arc::new(FaultyStorage::from_image(image.clone()));
+        let before = probe.write_count();
+        drop(Engine::open_with_storage(probe.clone(), rotating_options()).unwrap());
+        let reopen_writes = probe.write_count() - before;
+        for skip in 0..reopen_writes.min(48) {
+            let storage = Arc::new(FaultyStorage::from_image(image.clone()));
+            storage.inject_after(skip, Fault::TornWrite { keep: usize::MAX });
+            if let Ok(engine) = Engine::open_with_storage(storage.clone(), rotating_options()) {
+                std::mem::forget(engine);
+            }
+            storage.clear_faults();
+            storage.crash();
+            let engine = Engine::open_with_storage(storage, rotating_options())
+                .unwrap_or_else(|err| panic!("seed {seed}, crash at write {skip}: {err}"));
+            assert_prefix(
+                &engine,
+                n,
+                synced,
+                &format!("seed {seed}, crash at write {skip}"),
+            );
+        }
     }
 }
 

@@ -522,9 +522,8 @@ impl Inner {
     /// once it is flushed) and wakes the flusher.
     pub fn freeze(&self, writer: &mut WriterState) -> Result<()> {
         // A memtable that filled up is followed by more writes: its successor's WAL keeps the
-        // segment size reached so far, so a busy writer rotates (a seal sync and a superblock
-        // sync, under the writer lock) about once per memtable rather than at every doubling
-        // from the minimum. An explicit flush of a part-filled memtable starts small again.
+        // segment size reached so far, so a busy writer rotates about once per memtable rather
+        // than at every doubling from the minimum. An explicit flush of a part-filled memtable starts small again.
         let full = self.view.read().mem.approximate_bytes() >= self.options.memtable_bytes;
         self.rotate(writer, 0, full)?;
         let first_live_segment = writer.wal.as_ref().map_or(0, |wal| wal.segment().id);

@@ -37,7 +37,7 @@ pub struct MetaState {
 
 /// The WAL segment listed ahead of use, which lets a rotation skip both of its syncs.
 ///
-/// Every superblock the engine commits lists one unwritten segment after the current one.
+/// A superblock the engine commits normally lists one unwritten segment after the current one.
 /// A rotation seals the current segment with a plain write and moves into the spare: no
 /// superblock to write, nothing to wait for. The seal is confirmed later, off the writer's
 /// path, by a sync followed by a superblock that lists a fresh spare (`Inner::confirm_spare`,

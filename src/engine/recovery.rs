@@ -196,6 +196,12 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         seals_synced: AtomicU64::new(0),
     };
     if !read_only {
+        if !abandoned.is_empty() {
+            // Before the resumed segment gets its seal: a crash after that seal but before a
+            // superblock without the abandoned segments would let the next replay follow the
+            // seal into them and apply records this replay dropped (not a prefix any more).
+            inner.commit_superblock(&mut inner.meta.lock())?;
+        }
         start_writable(&inner, fresh)?;
         inner.free(&abandoned.iter().map(|s| s.extent).collect::<Vec<_>>());
     }

@@ -18,8 +18,13 @@ pub const DATA_START: u64 = 8192;
 /// mangling, the high-bit first byte catches 7-bit transports (the PNG trick).
 pub const MAGIC: [u8; 8] = *b"\x89SDB\r\n\x1a\n";
 
-/// The only format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes. Version 2 lets the log move into a listed spare
+/// segment without a sync (see docs/FORMAT.md, "Spare segment"), which a version-1 reader
+/// would take for corruption; the version tells it the file is not its own instead.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads (version 1 files replay under the same rules).
+pub const MIN_FORMAT_VERSION: u32 = 1;
 
 /// Field offsets inside a slot (all little-endian).
 pub mod slot {

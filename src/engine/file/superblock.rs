@@ -18,7 +18,8 @@
 use super::Extent;
 use super::Storage;
 use super::format::{
-    DATA_START, FORMAT_VERSION, MAGIC, MAX_WAL_SEGMENTS, PAGE_SIZE, SLOT_OFFSETS, SLOT_SIZE, slot,
+    DATA_START, FORMAT_VERSION, MAGIC, MAX_WAL_SEGMENTS, MIN_FORMAT_VERSION, PAGE_SIZE,
+    SLOT_OFFSETS, SLOT_SIZE, slot,
 };
 use crate::engine::{Error, Result, Seq};
 
@@ -134,7 +135,7 @@ impl Superblock {
             });
         }
         let version = r.u32(slot::VERSION)?;
-        if version != FORMAT_VERSION {
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(SlotError::Version(version));
         }
         let page_size = r.u32(slot::PAGE_SIZE)?;
@@ -334,7 +335,9 @@ pub fn read_superblock(storage: &dyn Storage) -> Result<Option<Superblock>> {
     }) {
         return Err(Error::NotADatabase {
             path: storage.path().to_path_buf(),
-            what: format!("unsupported format version {v} (this build reads {FORMAT_VERSION})"),
+            what: format!(
+                "unsupported format version {v} (this build reads {MIN_FORMAT_VERSION} to {FORMAT_VERSION})"
+            ),
         });
     }
     let best = results
