@@ -33,9 +33,10 @@ use super::version::ReadView;
 use super::wal::{WalRecord, WalWriter};
 use super::{Durability, Error, Result, Seq, WriteBatch};
 
-/// `Sync` batches up to this size, with no other writer queued, count as a lone durable
-/// writer that background merges yield the CPU to.
-const LONE_SYNC_MAX_BYTES: usize = 4 << 10;
+/// `Sync` batches up to this size are latency-bound: while they come, non-urgent background
+/// merges give way to them (lowest CPU priority, paced output). One thread or eight makes no
+/// difference: a group's sync waits behind merge writeback all the same.
+const SMALL_SYNC_MAX_BYTES: usize = 64 << 10;
 
 /// Longest a stopped writer waits before it looks again without being woken (a safety net:
 /// every version install and every poison wakes it).
@@ -145,10 +146,10 @@ impl Inner {
         {
             let mut queue = self.queue.lock();
             if pending.sync {
-                // Only a lone small durable writer is latency-bound; writers that queue up or
-                // write large batches make debt that merges must keep up with.
-                let lone = queue.is_empty() && pending.payload.len() <= LONE_SYNC_MAX_BYTES;
-                self.stall.note_sync_write(lone);
+                // Small durable writes are latency-bound; large batches make debt that merges
+                // must keep up with.
+                self.stall
+                    .note_sync_write(pending.payload.len() <= SMALL_SYNC_MAX_BYTES);
             }
             queue.push(Arc::clone(&pending));
             let target = self.gather_target.load(Ordering::Relaxed);

@@ -205,8 +205,8 @@ impl Inner {
         let len = bytes.len() as u64;
         self.counters.file_bytes.fetch_add(len, Ordering::Relaxed);
         let every = self.options.bytes_per_sync;
-        // Beside a lone `Sync` writer the (paced) output stays in the page cache: written back
-        // now, each of the writer's device flushes would have to persist it.
+        // Beside small `Sync` writes the (paced) output stays in the page cache: written back
+        // now, each of their device flushes would have to persist it.
         if every > 0 && !self.stall.sync_writers_active() {
             let before = self.unsynced_bytes.fetch_add(len, Ordering::Relaxed);
             if before + len >= every {

@@ -26,8 +26,8 @@ pub const FROZEN_LIMIT: usize = 2;
 /// starting after the last one runs at normal priority.
 const SYNC_ACTIVE_WINDOW: Duration = Duration::from_millis(100);
 
-/// Merged bytes per second background merges are held to beside a lone `Sync` writer: each
-/// of the writer's device cache flushes (no FUA on the measured disk) must persist whatever
+/// Merged bytes per second background merges are held to beside small `Sync` writes: each
+/// of the writers' device cache flushes (no FUA on the measured disk) must persist whatever
 /// merge output was written back since the last one, so an unpaced merge puts tens of MiB
 /// in front of a few of its writes.
 const SYNC_PACE_RATE: f64 = 8.0 * 1024.0 * 1024.0;
@@ -146,10 +146,10 @@ pub struct WriteController {
     max_rate: f64,
     /// Origin of `last_sync_nanos`.
     epoch: Instant,
-    /// Nanoseconds after `epoch` of the latest lone `Sync` write plus one (0: none yet).
+    /// Nanoseconds after `epoch` of the latest small `Sync` write plus one (0: none yet).
     last_sync_nanos: AtomicU64,
-    /// As `last_sync_nanos`, for the latest other `Sync` write (queued behind others, or large).
-    last_crowded_nanos: AtomicU64,
+    /// As `last_sync_nanos`, for the latest large `Sync` write.
+    last_large_nanos: AtomicU64,
     /// When the paced merge bytes admitted so far are paid for (see [`Self::pace_merge`]).
     pace_next_free: Mutex<Instant>,
     /// Nanoseconds paced merges have slept, for stats and tests.
@@ -173,26 +173,26 @@ impl WriteController {
             max_rate,
             epoch: Instant::now(),
             last_sync_nanos: AtomicU64::new(0),
-            last_crowded_nanos: AtomicU64::new(0),
+            last_large_nanos: AtomicU64::new(0),
             pace_next_free: Mutex::new(Instant::now()),
             paced_nanos: AtomicU64::new(0),
         }
     }
 
-    /// Records a `Sync` write starting now: `lone` when no other writer was queued and the
-    /// batch is small (background merges yield the CPU to such writers only).
-    pub fn note_sync_write(&self, lone: bool) {
+    /// Records a `Sync` write starting now: `small` for a latency-bound batch (background
+    /// merges give way to such writes only).
+    pub fn note_sync_write(&self, small: bool) {
         let nanos = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let slot = if lone {
+        let slot = if small {
             &self.last_sync_nanos
         } else {
-            &self.last_crowded_nanos
+            &self.last_large_nanos
         };
         slot.store(nanos.saturating_add(1), Ordering::Relaxed);
     }
 
-    /// Whether a lone `Sync` writer wrote within the last `SYNC_ACTIVE_WINDOW`, and no
-    /// crowded or large `Sync` write came within it.
+    /// Whether a small `Sync` write came within the last `SYNC_ACTIVE_WINDOW`, and no large
+    /// one came within it.
     #[must_use]
     pub fn sync_writers_active(&self) -> bool {
         let now = u64::try_from(self.epoch.elapsed().as_nanos())
@@ -203,12 +203,12 @@ impl WriteController {
             let at = slot.load(Ordering::Relaxed);
             at != 0 && now.saturating_sub(at) <= window
         };
-        recent(&self.last_sync_nanos) && !recent(&self.last_crowded_nanos)
+        recent(&self.last_sync_nanos) && !recent(&self.last_large_nanos)
     }
 
     /// Holds a background merge that just merged `bytes` to `SYNC_PACE_RATE` (shared by every
     /// part of a job) for as long as `pace()` stays true, looked at again every
-    /// `SYNC_PACE_MAX_SLEEP`: a lone `Sync` writer then finds the cores and the device
+    /// `SYNC_PACE_MAX_SLEEP`: small `Sync` writes then find the cores and the device
     /// nearly free, and the merge never stops outright. Returns the time slept.
     pub fn pace_merge(&self, bytes: u64, mut pace: impl FnMut() -> bool) -> Duration {
         if !pace() {
@@ -459,19 +459,16 @@ mod tests {
     }
 
     #[test]
-    fn lone_sync_writers_count_as_active_within_the_window_unless_crowded_writes_came() {
+    fn small_sync_writes_count_as_active_within_the_window_unless_large_ones_came() {
         let controller = WriteController::new(&options(1 << 20));
         assert!(!controller.sync_writers_active(), "no Sync write yet");
         controller.note_sync_write(true);
         assert!(controller.sync_writers_active());
         controller.note_sync_write(false);
-        assert!(
-            !controller.sync_writers_active(),
-            "a crowded Sync write came"
-        );
+        assert!(!controller.sync_writers_active(), "a large Sync write came");
         std::thread::sleep(SYNC_ACTIVE_WINDOW + Duration::from_millis(20));
         controller.note_sync_write(true);
-        assert!(controller.sync_writers_active(), "the crowded write is old");
+        assert!(controller.sync_writers_active(), "the large write is old");
         std::thread::sleep(SYNC_ACTIVE_WINDOW + Duration::from_millis(20));
         assert!(!controller.sync_writers_active(), "the window has passed");
     }

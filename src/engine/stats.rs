@@ -50,7 +50,7 @@ pub struct Stats {
     pub delayed_micros: u64,
     /// Microseconds writers spent stopped since open (waiting, or flushing themselves).
     pub stopped_micros: u64,
-    /// Microseconds background merges slept giving way to a lone `Sync` writer since open.
+    /// Microseconds background merges slept giving way to small `Sync` writes since open.
     pub paced_merge_micros: u64,
 }
 

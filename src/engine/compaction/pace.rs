@@ -1,4 +1,4 @@
-//! Background merges giving way to a lone `Sync` writer (RocksDB's rate limiter, scoped to
+//! Background merges giving way to small `Sync` writes (RocksDB's rate limiter, scoped to
 //! the writers it protects).
 //!
 //! Right after a bulk load a merge of tens of MiB is under way, on both cores, while a lone
@@ -18,7 +18,7 @@ use crate::engine::inner::Inner;
 use crate::engine::stall::Mode;
 
 impl Inner {
-    /// Whether background merges give way to a lone `Sync` writer (see
+    /// Whether background merges give way to small `Sync` writes (see
     /// `WriteController::pace_merge`): one is active, nobody is held back, no memtable waits
     /// for its flush (the background thread flushes it only once its job ends, so the
     /// writer's own flushes never meet a paced merge), and L0 is under the slowdown. Urgency
@@ -35,7 +35,7 @@ impl Inner {
                 < self.options.l0_slowdown_at()
     }
 
-    /// Punches free space (see [`Inner::punch_free_space`]) unless a lone `Sync` writer is
+    /// Punches free space (see [`Inner::punch_free_space`]) unless small `Sync` writes are
     /// active: the holes stay listed and are punched by the next flush or merge after it.
     pub(super) fn punch_free_space_unless_syncing(&self) {
         if !self.stall.sync_writers_active() {

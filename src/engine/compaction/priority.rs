@@ -3,8 +3,8 @@
 //!
 //! Right after a bulk load the compaction backlog keeps a merge thread on each core; a `Sync`
 //! writer sleeps in every device flush, and each time it wakes it waited for a core behind
-//! the merges: run delay, not I/O, was most of its latency. A merge that starts beside a lone
-//! small `Sync` writer (see `WriteController::note_sync_write`) and is not urgent drops to the
+//! the merges: run delay, not I/O, was most of its latency. A merge that starts beside small
+//! `Sync` writes (see `WriteController::note_sync_write`) and is not urgent drops to the
 //! lowest CPU priority, so a waking writer takes the core at once, while the merge still gets
 //! every cycle the foreground leaves. Other foreground work (buffered loads, reads) shares
 //! the cores with merges as before: there a slower merge only moves the backlog to later reads.
