@@ -206,15 +206,22 @@ fn wal_flipped_bit_in_last_record_of_earlier_segment_is_corruption() {
     );
 }
 
+/// Segment 1 holding record 1 without a seal, then segment 2 holding record 2. Returns
+/// segment 1, its writer, the file offset where its records end, and segment 2's writer.
+fn unsealed_first_then_second(s: &FaultyStorage) -> (WalSegmentRef, WalWriter, u64, WalWriter) {
+    let first = seg(8192, 8192, 1);
+    let mut w = WalWriter::new(first, 0);
+    append(&mut w, s, 1);
+    let end_of_first = first.extent.offset + w.pos();
+    let mut w2 = WalWriter::new(seg(16384, 8192, 2), 0);
+    append(&mut w2, s, 2);
+    (first, w, end_of_first, w2)
+}
+
 #[test]
 fn wal_earlier_segment_without_seal_is_corruption() {
     let s = FaultyStorage::new();
-    let first = seg(8192, 8192, 1);
-    let mut w = WalWriter::new(first, 0);
-    append(&mut w, &s, 1);
-    let end_of_first = first.extent.offset + w.pos();
-    let mut w2 = WalWriter::new(seg(16384, 8192, 2), 0);
-    append(&mut w2, &s, 2);
+    let (first, mut w, end_of_first, mut w2) = unsealed_first_then_second(&s);
     w2.sync(&s).unwrap();
     append(&mut w2, &s, 3);
     let segs = [first, seg(16384, 8192, 2)];
@@ -229,12 +236,7 @@ fn wal_earlier_segment_without_seal_is_corruption() {
 #[test]
 fn wal_segment_before_the_last_two_without_seal_is_corruption() {
     let s = FaultyStorage::new();
-    let first = seg(8192, 8192, 1);
-    let mut w = WalWriter::new(first, 0);
-    append(&mut w, &s, 1);
-    let end_of_first = first.extent.offset + w.pos();
-    let mut w2 = WalWriter::new(seg(16384, 8192, 2), 0);
-    append(&mut w2, &s, 2);
+    let (first, _, end_of_first, mut w2) = unsealed_first_then_second(&s);
     w2.seal(&s).unwrap();
     let segs = [first, seg(16384, 8192, 2), seg(24576, 8192, 3)];
     assert!(

@@ -248,20 +248,27 @@ mod tests {
                 )
             })
             .collect();
-        let etags: Vec<ETag> = account
-            .commit_group(&writes)
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
+        let etags = commit_each_stored(&account, &writes);
         for pair in etags.windows(2) {
             assert!(pair[0] != pair[1], "{pair:?}");
         }
+    }
+
+    /// Commits `writes` (to partitions `p0`, `p1`, ... with `N` = the index) as one group,
+    /// asserts each succeeded and is stored with its own ETag, and returns the ETags.
+    fn commit_each_stored(account: &Account, writes: &[GroupWrite]) -> Vec<ETag> {
+        let etags: Vec<ETag> = account
+            .commit_group(writes)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
         let table = account.table("ttt").unwrap();
         for (p, etag) in etags.iter().enumerate() {
             let stored = table.get(&format!("p{p}"), "r", None).unwrap();
             assert_eq!(stored.etag, *etag);
             assert_eq!(stored.entity.get("N"), Some(&Value::Int32(p as i32)));
         }
+        etags
     }
 
     #[test]
@@ -284,17 +291,7 @@ mod tests {
         let writes: Vec<_> = (0..8)
             .map(|p| write(&account, OpKind::InsertOrMerge, big(p)))
             .collect();
-        let etags: Vec<ETag> = account
-            .commit_group(&writes)
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
-        let table = account.table("ttt").unwrap();
-        for (p, etag) in etags.iter().enumerate() {
-            let stored = table.get(&format!("p{p}"), "r", None).unwrap();
-            assert_eq!(stored.etag, *etag);
-            assert_eq!(stored.entity.get("N"), Some(&Value::Int32(p as i32)));
-        }
+        commit_each_stored(&account, &writes);
     }
 
     #[test]
