@@ -22,12 +22,16 @@ impl Inner {
     /// `WriteController::pace_merge`): one is active, nobody is held back, no memtable waits
     /// for its flush (the background thread flushes it only once its job ends, so the
     /// writer's own flushes never meet a paced merge), and L0 is under the slowdown. Urgency
-    /// wins at once. Never without a background thread (the writer merges inline). No wider L0 margin: a bulk load of 1M entries leaves L0 anywhere from
+    /// wins at once, and so does a shutdown. Never without a background thread (the writer merges
+    /// inline). No wider L0 margin: a bulk load of 1M entries leaves L0 anywhere from
     /// 10 to 20 SSTs under the default options, and a margin of 4 left a third of the
     /// measured runs unpaced.
     pub(super) fn pace_for_sync(&self) -> bool {
+        // A close waits for the running merge: it must not wait for the pace as well.
+        let shutting_down = self.bg.flags.lock().1;
         // Without a background thread the merge runs inline in that very writer.
-        self.options.background_compaction
+        !shutting_down
+            && self.options.background_compaction
             && self.stall.sync_writers_active()
             && self.stall.mode() == Some(Mode::Normal)
             && self.frozen.lock().is_empty()
