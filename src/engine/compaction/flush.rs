@@ -11,11 +11,21 @@ use crate::engine::version::Version;
 impl Inner {
     /// Freezes a non-empty memtable (or, with `force`, even an empty one, to move the WAL to a
     /// fresh segment) and flushes every frozen memtable.
+    /// A part-filled memtable is frozen without a WAL rotation (see
+    /// [`Inner::freeze_for_flush`]): nothing waits for the disk before its SST is built.
     pub fn flush(&self, force: bool) -> Result<()> {
-        self.flush_punching(force, true)
+        let _guard = self.flushing.lock();
+        {
+            let mut writer = self.writer.lock();
+            if force || !self.view.read().mem.is_empty() {
+                self.freeze_for_flush(&mut writer)?;
+            }
+        }
+        self.flush_frozen_punching(true)
     }
 
-    /// As [`Inner::flush`]; the space freed is punched out of the file only with `punch`.
+    /// As [`Inner::flush`], but the WAL's next segment goes into the lowest free extent
+    /// (synced); the space freed is punched out of the file only with `punch`.
     pub(super) fn flush_punching(&self, force: bool, punch: bool) -> Result<()> {
         let _guard = self.flushing.lock();
         {
