@@ -24,6 +24,11 @@ impl Inner {
         self.flush_frozen_punching(true)
     }
 
+    /// As [`Inner::flush`], but the log moves to a fresh segment (see [`Inner::freeze`]).
+    pub fn flush_rotating(&self, force: bool) -> Result<()> {
+        self.flush_punching(force, true)
+    }
+
     /// As [`Inner::flush`], but the WAL's next segment goes into the lowest free extent
     /// (synced); the space freed is punched out of the file only with `punch`.
     pub(super) fn flush_punching(&self, force: bool, punch: bool) -> Result<()> {
