@@ -527,6 +527,24 @@ impl Inner {
         // than at every doubling from the minimum. An explicit flush of a part-filled memtable starts small again.
         let full = self.view.read().mem.approximate_bytes() >= self.options.memtable_bytes;
         self.rotate(writer, 0, full)?;
+        self.freeze_behind_current_segment(writer)
+    }
+
+    /// As [`Inner::freeze`] for an explicit `Engine::flush()` of a part-filled memtable: the
+    /// log stays in its segment (no seal, no sync, no superblock), so the flush that ends a
+    /// bulk load starts building its SST at once. The install records the memtable's last
+    /// sequence number as flushed, which replay skips, and keeps this segment.
+    pub fn freeze_for_flush(&self, writer: &mut WriterState) -> Result<()> {
+        let full = self.view.read().mem.approximate_bytes() >= self.options.memtable_bytes;
+        if full || writer.wal.is_none() {
+            return self.freeze(writer);
+        }
+        self.freeze_behind_current_segment(writer)
+    }
+
+    /// Freezes the active memtable; the WAL segments before the writer's current one go with
+    /// its flush.
+    fn freeze_behind_current_segment(&self, writer: &mut WriterState) -> Result<()> {
         let first_live_segment = writer.wal.as_ref().map_or(0, |wal| wal.segment().id);
         let old = {
             let mut view = self.view.write();

@@ -164,7 +164,9 @@ impl Engine {
         let flushed = if self.inner.read_only || self.inner.poison.lock().is_some() {
             Ok(())
         } else {
-            self.inner.flush(false)
+            // Rotating, unlike `flush()`: the next open then replays an empty segment instead
+            // of reading past the flushed frames of the last one.
+            self.inner.flush_rotating(false)
         };
         self.stop_background();
         self.inner.closed.store(true, Ordering::Release);

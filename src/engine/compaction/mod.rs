@@ -6,6 +6,7 @@
 //! above. All L0 SSTs move to L1 together once `l0_compaction_trigger` of them exist, so the
 //! newest version of a key is always in the highest level that holds the key.
 
+mod flush;
 mod full;
 mod merge;
 mod output;
@@ -15,7 +16,7 @@ mod preempt;
 mod priority;
 mod reclaim;
 
-use merge::{EntrySource, KeyRange, MemEntries, SstMerge};
+use merge::{EntrySource, KeyRange, SstMerge};
 use output::SstOutput;
 pub use pick::{CompactionJob, pick};
 pub use preempt::Preempt;
@@ -86,65 +87,6 @@ impl Inner {
             self.signal_work();
         }
         Ok(())
-    }
-
-    /// Freezes a non-empty memtable (or, with `force`, even an empty one, to move the WAL to a
-    /// fresh segment) and flushes every frozen memtable.
-    pub fn flush(&self, force: bool) -> Result<()> {
-        self.flush_punching(force, true)
-    }
-
-    /// As [`Inner::flush`]; the space freed is punched out of the file only with `punch`.
-    fn flush_punching(&self, force: bool, punch: bool) -> Result<()> {
-        let _guard = self.flushing.lock();
-        {
-            let mut writer = self.writer.lock();
-            if force || !self.view.read().mem.is_empty() {
-                self.freeze(&mut writer)?;
-            }
-        }
-        self.flush_frozen_punching(punch)
-    }
-
-    /// Writes every frozen memtable to an L0 SST, oldest first. Caller holds `flushing`.
-    pub fn flush_frozen(&self) -> Result<()> {
-        self.flush_frozen_punching(true)
-    }
-
-    /// As [`Inner::flush_frozen`]; the space freed is punched out of the file only with `punch`.
-    fn flush_frozen_punching(&self, punch: bool) -> Result<()> {
-        loop {
-            let Some(frozen) = self.frozen.lock().first().cloned() else {
-                return Ok(());
-            };
-            // Snapshots pin the memtable itself, so only the newest version of each key (all
-            // `write_ssts` keeps) needs to move on.
-            let mut entries = MemEntries::new(Arc::clone(&frozen.mem));
-            let rules = DropRules {
-                tombstones: false,
-                split: false,
-                preemptible: false,
-                yield_to_sync: false,
-            };
-            let capacity = frozen.mem.approximate_bytes() as u64;
-            let outputs = self.write_ssts(&mut entries, 0, rules, &[], capacity)?;
-            let edit = |current: &Version| {
-                let mut version = current.clone();
-                if let Some(l0) = version.levels.first_mut() {
-                    for sst in outputs {
-                        l0.insert(0, sst);
-                    }
-                }
-                version
-                    .range_tombstones
-                    .extend(frozen.mem.range_tombstones());
-                version
-            };
-            self.install(edit, Vec::new(), Some(&frozen))?;
-            if punch {
-                self.punch_free_space_unless_syncing();
-            }
-        }
     }
 
     /// Runs one compaction job and commits its result, unless a waiting `compact()`
