@@ -14,8 +14,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::header::{ACCEPT, HOST};
+use hyper::http::request::Parts;
 use hyper::{Request, Response};
 
 use super::acl;
@@ -30,7 +31,7 @@ use super::limits::{
 use super::reply::Reply;
 use super::route::{self, Resource};
 use body::read_body;
-use response::into_response;
+use response::{ReplyBody, into_response};
 use state::RequestId;
 pub use state::State;
 
@@ -42,24 +43,86 @@ pub async fn handle(
     state: Arc<State>,
     connection: u64,
     request: Request<Incoming>,
-) -> std::result::Result<Response<Full<Bytes>>, Infallible> {
+) -> std::result::Result<Response<Full<ReplyBody>>, Infallible> {
     let (request_id, n) = state.next_request_id();
     state.note_connection(connection, n);
     let in_flight = state.enter();
-    let reply = match process(&state, request, request_id).await {
-        Ok(reply) => reply,
-        Err(error) => Reply::error(&error, request_id.as_str()),
+    let (parts, body) = request.into_parts();
+    let (result, parts) = match prepare(&state, &parts, body, request_id).await {
+        Ok(Step::Done(reply)) => (Ok(reply), Some(parts)),
+        Ok(Step::Worker(job)) => {
+            let state = Arc::clone(&state);
+            let worker = tokio::task::spawn_blocking(move || {
+                let reply = job.run(&state, &parts, request_id);
+                (reply, parts)
+            });
+            match worker.await {
+                Ok((reply, parts)) => (reply, Some(parts)),
+                Err(error) => (
+                    Err(ServerError::Internal {
+                        reason: format!("the worker failed: {error}"),
+                    }),
+                    None,
+                ),
+            }
+        }
+        Err(error) => (Err(error), Some(parts)),
     };
+    let reply = result.unwrap_or_else(|error| Reply::error(&error, request_id.as_str()));
     drop(in_flight);
-    Ok(into_response(reply, request_id))
+    // The request's header map becomes the response's: hyper parses the connection's next
+    // request into the map of the response it sent, so one map serves the connection.
+    Ok(into_response(
+        reply,
+        request_id,
+        parts.map(|parts| parts.headers),
+    ))
 }
 
-async fn process(
+/// What is left of a request once it is parsed and authenticated.
+// Moved once, on the stack; boxing the job would cost every worker request an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    /// Answered where it was parsed.
+    Done(Reply),
+    /// To run on a blocking worker.
+    Worker(Job),
+}
+
+/// A parsed, authenticated request whose operation runs on a blocking worker.
+struct Job {
+    target: route::Target,
+    principal: auth::Principal,
+    base: String,
+    metadata: Metadata,
+    body: Bytes,
+}
+
+impl Job {
+    /// Runs the operation with the request's `parts`.
+    fn run(&self, state: &State, parts: &Parts, request_id: RequestId) -> Result<Reply> {
+        let ctx = Context {
+            state,
+            method: parts.method.as_str(),
+            target: &self.target,
+            headers: &parts.headers,
+            principal: &self.principal,
+            base: &self.base,
+            metadata: self.metadata,
+            request_id: request_id.as_str(),
+        };
+        handlers::dispatch(&ctx, &self.body)
+    }
+}
+
+/// Parses, authenticates and reads the body of a request; runs its operation here when that
+/// is cheaper than a worker (see below).
+async fn prepare(
     state: &Arc<State>,
-    request: Request<Incoming>,
+    parts: &Parts,
+    body: Incoming,
     request_id: RequestId,
-) -> Result<Reply> {
-    let (parts, body) = request.into_parts();
+) -> Result<Step> {
     let target_len = parts.uri.path_and_query().map_or(0, |pq| pq.as_str().len());
     if target_len > URL_MAX_BYTES {
         return Err(ServerError::UrlTooLong {
@@ -97,7 +160,12 @@ async fn process(
         _ if target.param("comp") == Some("acl") => ACL_BODY_MAX_BYTES,
         _ => ENTITY_BODY_MAX_BYTES,
     };
-    let body = read_body(body, &parts.headers, limit).await?;
+    let body = if body.is_end_stream() {
+        // No body (a GET, a DELETE): nothing to wait for, so no deadline to arm.
+        Bytes::new()
+    } else {
+        read_body(body, &parts.headers, limit).await?
+    };
     let accept = target
         .param("$format")
         .or_else(|| parts.headers.get(ACCEPT).and_then(|v| v.to_str().ok()));
@@ -125,36 +193,25 @@ async fn process(
     if let Some(write) = handlers::prepare_write(&ctx, &body) {
         // Parsed and authorised here; committed with the writes in flight alongside it.
         let etag = Combiner::commit(state, write?).await?;
-        return Ok(handlers::written(etag));
+        return Ok(Step::Done(handlers::written(etag)));
     }
-    if is_point_read(method, &target) || (is_single_entity(method, &target) && alone(state).await) {
+    if is_point_read(method, &target) || (is_bounded_write(method, &target) && alone(state).await) {
         // A point read is served where it was parsed: one engine get of a row that is
         // almost always in the block or page cache costs less than handing the request to
-        // a worker and back (two thread wake-ups). So is a single-entity write that no other
-        // request is waiting on: its sync blocks this thread, but nothing else was queued for
-        // it, and the hand-off cost two wake-ups per write. Requests that arrive meanwhile
-        // wait at most that one write; writes that find each other go to the pool, where
-        // concurrent writers share one group commit.
-        return handlers::dispatch(&ctx, &body);
+        // a worker and back (two thread wake-ups). So is a single-entity write or a batch that
+        // no other request is waiting on: its sync blocks this thread, but nothing else was
+        // queued for it, and the hand-off cost two wake-ups per write. Requests that arrive
+        // meanwhile wait at most that one write; writes that find each other go to the pool,
+        // where concurrent writers share one group commit.
+        return handlers::dispatch(&ctx, &body).map(Step::Done);
     }
-    let state = Arc::clone(state);
-    tokio::task::spawn_blocking(move || {
-        let ctx = Context {
-            state: &state,
-            method: parts.method.as_str(),
-            target: &target,
-            headers: &parts.headers,
-            principal: &principal,
-            base: &base,
-            metadata,
-            request_id: request_id.as_str(),
-        };
-        handlers::dispatch(&ctx, &body)
-    })
-    .await
-    .map_err(|error| ServerError::Internal {
-        reason: format!("the worker failed: {error}"),
-    })?
+    Ok(Step::Worker(Job {
+        target,
+        principal,
+        base,
+        metadata,
+        body,
+    }))
 }
 
 /// Whether a request is a plain point read (`GET` of one entity), served without a worker.
@@ -180,12 +237,13 @@ async fn alone(state: &State) -> bool {
     state.alone()
 }
 
-/// Whether a request names one entity (read, insert, update, merge, delete): bounded work,
-/// at most one engine write.
-fn is_single_entity(method: &str, target: &route::Target) -> bool {
+/// Whether a request names one entity (read, insert, update, merge, delete) or is a batch:
+/// bounded work (at most 100 operations, 4 MiB), at most one engine write.
+fn is_bounded_write(method: &str, target: &route::Target) -> bool {
     match target.resource {
         Resource::Entity { .. } => true,
         Resource::Entities(_) => method == "POST" && target.param("comp").is_none(),
+        Resource::Batch => method == "POST",
         _ => false,
     }
 }

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use bytes::Bytes;
+use bytes::Buf;
 use http_body_util::Full;
 use hyper::header::{
     CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderName, HeaderValue, LOCATION, X_CONTENT_TYPE_OPTIONS,
@@ -49,15 +49,53 @@ fn header_name(name: &'static str) -> Option<HeaderName> {
     })
 }
 
-/// Turns a reply into a hyper response with the headers every response carries.
-pub(super) fn into_response(reply: Reply, request_id: RequestId) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(reply.body)));
+/// A response body: the reply's bytes as they are. `Bytes::from(Vec)` allocated a shared
+/// header for every vector whose capacity exceeds its length (almost every body).
+#[derive(Debug)]
+pub struct ReplyBody {
+    bytes: Vec<u8>,
+    /// Bytes already written.
+    at: usize,
+}
+
+impl Buf for ReplyBody {
+    fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.at)
+    }
+
+    fn chunk(&self) -> &[u8] {
+        self.bytes.get(self.at..).unwrap_or_default()
+    }
+
+    fn advance(&mut self, count: usize) {
+        self.at = self.at.saturating_add(count).min(self.bytes.len());
+    }
+}
+
+/// Turns a reply into a hyper response with the headers every response carries, in `map` (the
+/// request's, emptied) when there is one.
+pub(super) fn into_response(
+    reply: Reply,
+    request_id: RequestId,
+    map: Option<HeaderMap>,
+) -> Response<Full<ReplyBody>> {
+    let mut response = Response::new(Full::new(ReplyBody {
+        bytes: reply.body,
+        at: 0,
+    }));
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    // Sized once for the fixed headers and the reply's, and for the next request parsed into
-    // it (see [`RESPONSE_HEADER_ROOM`]).
-    *response.headers_mut() =
-        HeaderMap::with_capacity(RESPONSE_HEADER_ROOM.max(FIXED_HEADERS + reply.headers.len()));
+    let room = FIXED_HEADERS + reply.headers.len();
+    *response.headers_mut() = match map {
+        Some(mut map) => {
+            map.clear();
+            map.reserve(room);
+            map
+        }
+        // Sized once for the fixed headers and the reply's, and for the next request parsed
+        // into it (see [`RESPONSE_HEADER_ROOM`]).
+        None => HeaderMap::with_capacity(RESPONSE_HEADER_ROOM.max(room)),
+    };
     let headers = response.headers_mut();
     // The fixed headers are built without parsing or copying: they are sent on every response.
     if let Ok(value) = HeaderValue::from_bytes(&request_id.0) {
