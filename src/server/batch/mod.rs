@@ -16,7 +16,7 @@ use super::json::{
     EntityWriter, Links, Members, encode_entity_reusing, parse_entity_reusing, write_entity,
     write_etag_text, write_key_predicate,
 };
-use super::reply::{Reply, error_body};
+use super::reply::{self, Reply, error_body};
 use super::route::{self, Resource};
 use crate::codec::CodecError;
 use crate::codec::property::PropertyReader;
@@ -487,7 +487,9 @@ fn respond(ctx: &Context<'_>, changeset: bool, parts: &[Part]) -> Reply {
 
 /// A response body sized for `parts` parts, opened with the changeset header if any.
 fn open_response(ctx: &Context<'_>, changeset: bool, parts: usize) -> String {
-    let mut out = String::with_capacity(parts.saturating_add(1) * PART_GUESS_BYTES);
+    let buffer = reply::take_buffer(parts.saturating_add(1) * PART_GUESS_BYTES);
+    // Empty, so valid UTF-8.
+    let mut out = String::from_utf8(buffer).unwrap_or_default();
     if changeset {
         let id = ctx.request_id;
         let _ = write!(

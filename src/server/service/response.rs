@@ -10,7 +10,7 @@ use hyper::header::{
 use hyper::{HeaderMap, Response, StatusCode};
 
 use super::super::limits::SERVICE_VERSION;
-use super::super::reply::Reply;
+use super::super::reply::{self, Reply};
 use super::state::RequestId;
 
 /// Headers [`into_response`] adds to every response.
@@ -69,6 +69,12 @@ impl Buf for ReplyBody {
 
     fn advance(&mut self, count: usize) {
         self.at = self.at.saturating_add(count).min(self.bytes.len());
+    }
+}
+
+impl Drop for ReplyBody {
+    fn drop(&mut self) {
+        reply::recycle(std::mem::take(&mut self.bytes));
     }
 }
 
@@ -143,5 +149,25 @@ mod tests {
                 "{name}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_body_yields_its_bytes_once_in_order_across_partial_advances() {
+        let mut body = ReplyBody {
+            bytes: b"0123456789".to_vec(),
+            at: 0,
+        };
+        assert_eq!(body.remaining(), 10);
+        body.advance(3);
+        assert_eq!(body.chunk(), b"3456789");
+        assert_eq!(body.remaining(), 7);
+        body.advance(100);
+        assert_eq!(body.remaining(), 0);
+        assert_eq!(body.chunk(), b"");
     }
 }
