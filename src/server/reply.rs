@@ -18,10 +18,11 @@ pub const POOLED_MIN_BYTES: usize = 64 << 10;
 
 /// Largest body buffer kept for reuse, so that the pool holds at most
 /// [`POOLED_BUFFERS`] x this.
-const POOLED_MAX_BYTES: usize = 1 << 20;
+const POOLED_MAX_BYTES: usize = 512 << 10;
 
-/// Body buffers kept for reuse: one per batch response in flight at once, up to this.
-const POOLED_BUFFERS: usize = 4;
+/// Buffers kept for reuse: one per batch request or response body in flight at once, up to
+/// this (8 clients).
+const POOLED_BUFFERS: usize = 8;
 
 /// Large body buffers, written and freed by every batch. Freed to glibc, a 100 KB buffer at the
 /// top of the heap was returned to the kernel (the heap is trimmed above 128 KiB free) and its

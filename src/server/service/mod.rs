@@ -12,7 +12,6 @@ mod state;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{ACCEPT, HOST};
@@ -30,7 +29,7 @@ use super::limits::{
 };
 use super::reply::Reply;
 use super::route::{self, Resource};
-use body::read_body;
+use body::{RequestBody, read_body};
 use response::{ReplyBody, into_response};
 use state::RequestId;
 pub use state::State;
@@ -95,7 +94,7 @@ struct Job {
     principal: auth::Principal,
     base: String,
     metadata: Metadata,
-    body: Bytes,
+    body: RequestBody,
 }
 
 impl Job {
@@ -162,7 +161,7 @@ async fn prepare(
     };
     let body = if body.is_end_stream() {
         // No body (a GET, a DELETE): nothing to wait for, so no deadline to arm.
-        Bytes::new()
+        RequestBody::default()
     } else {
         read_body(body, &parts.headers, limit).await?
     };
