@@ -9,6 +9,8 @@ pub mod parse;
 
 use std::fmt::Write as _;
 
+use compact_str::CompactString;
+
 use super::auth::Access;
 use super::error::{Result, ServerError};
 use super::handlers::{Context, parse_if_match, prefer_content};
@@ -124,7 +126,7 @@ struct Part {
 }
 
 /// The table an operation names and the keys its URL names, if any.
-type OperationTarget = (String, Option<(String, String)>);
+type OperationTarget = (CompactString, Option<(CompactString, CompactString)>);
 
 /// The table and keys an operation names.
 fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
@@ -144,7 +146,7 @@ fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
 }
 
 fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result<Reply> {
-    let mut table_name: Option<String> = None;
+    let mut table_name: Option<CompactString> = None;
     let mut batch = None;
     let mut prepared = Vec::with_capacity(operations.len());
     // The URL of the previous operation and its target: the inserts of a batch all post to
@@ -264,7 +266,7 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
         parts
             .write(&mut out, written, op, insert)
             .map_err(|source| ServerError::CorruptRow {
-                table: table.clone(),
+                table: table.to_string(),
                 partition_key: written.entity.partition_key().as_str().to_owned(),
                 row_key: written.entity.row_key().as_str().to_owned(),
                 source: Box::new(source),
