@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 
+use compact_str::CompactString;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC};
 
 use super::error::{Result, ServerError};
@@ -30,17 +31,17 @@ pub enum Resource {
     /// `/{account}/Tables`: the collection of tables.
     Tables,
     /// `/{account}/Tables('name')`: one table, as a member of the collection.
-    Table(String),
+    Table(CompactString),
     /// `/{account}/{table}` or `/{account}/{table}()`: the entities of a table.
-    Entities(String),
+    Entities(CompactString),
     /// `/{account}/{table}(PartitionKey='pk',RowKey='rk')`: one entity.
     Entity {
         /// Table name.
-        table: String,
+        table: CompactString,
         /// PartitionKey.
-        partition_key: String,
+        partition_key: CompactString,
         /// RowKey.
-        row_key: String,
+        row_key: CompactString,
     },
     /// `/{account}/$batch`: an entity group transaction.
     Batch,
@@ -57,11 +58,12 @@ impl Resource {
     }
 }
 
-/// A parsed request target.
+/// A parsed request target. Names and keys up to 24 bytes are held inline (every request
+/// parses one to four of them; as `String`s they were as many allocations).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// The account named by the first path segment.
-    pub account: String,
+    pub account: CompactString,
     /// The resource below it.
     pub resource: Resource,
     /// Query parameters, percent-decoded, in order.
@@ -90,7 +92,7 @@ pub fn parse(path: &str, query: Option<&str>) -> Result<Target> {
     };
     let rest = path.strip_prefix('/').ok_or_else(invalid)?;
     let (account, resource) = rest.split_once('/').unwrap_or((rest, ""));
-    let account = decode(account).ok_or_else(invalid)?;
+    let account = CompactString::new(decode_cow(account).ok_or_else(invalid)?);
     if account.is_empty() {
         return Err(invalid());
     }
@@ -183,7 +185,7 @@ fn parse_resource(resource: &str) -> Option<Resource> {
         return Some(if resource == "Tables" {
             Resource::Tables
         } else {
-            Resource::Entities(resource.to_owned())
+            Resource::Entities(resource.into())
         });
     };
     let args = args.strip_suffix(')')?;
@@ -198,18 +200,18 @@ fn parse_resource(resource: &str) -> Option<Resource> {
         return Some(Resource::Table(table));
     }
     if args.is_empty() {
-        return Some(Resource::Entities(name.to_owned()));
+        return Some(Resource::Entities(name.into()));
     }
     let (partition_key, row_key) = parse_key_predicate(args)?;
     Some(Resource::Entity {
-        table: name.to_owned(),
+        table: name.into(),
         partition_key,
         row_key,
     })
 }
 
 /// Parses `PartitionKey='a',RowKey='b'` (either order); a quote inside a key is doubled.
-pub fn parse_key_predicate(args: &str) -> Option<(String, String)> {
+pub fn parse_key_predicate(args: &str) -> Option<(CompactString, CompactString)> {
     let mut partition_key = None;
     let mut row_key = None;
     let mut rest = args;
@@ -234,18 +236,18 @@ pub fn parse_key_predicate(args: &str) -> Option<(String, String)> {
 }
 
 /// The whole of `text` as one quoted literal.
-fn parse_quoted(text: &str) -> Option<String> {
+fn parse_quoted(text: &str) -> Option<CompactString> {
     let (value, rest) = split_quoted(text)?;
     rest.is_empty().then_some(value)
 }
 
 /// Splits a leading `'...'` literal (with `''` as an escaped quote) off `text`.
-fn split_quoted(text: &str) -> Option<(String, &str)> {
+fn split_quoted(text: &str) -> Option<(CompactString, &str)> {
     let mut rest = text.trim_start().strip_prefix('\'')?;
     // Copied in runs between quotes: every entity request parses two of these, and pushing
     // character by character into a growing string cost more than the rest of the route.
     let mut quote = rest.find('\'')?;
-    let mut value = String::with_capacity(quote);
+    let mut value = CompactString::with_capacity(quote);
     loop {
         value.push_str(rest.get(..quote)?);
         let after = rest.get(quote + 1..)?;

@@ -9,6 +9,8 @@ pub mod parse;
 
 use std::fmt::Write as _;
 
+use compact_str::CompactString;
+
 use super::auth::Access;
 use super::error::{Result, ServerError};
 use super::handlers::{Context, parse_if_match, prefer_content};
@@ -16,7 +18,7 @@ use super::json::{
     EntityWriter, Links, Members, encode_entity_reusing, parse_entity_reusing, write_entity,
     write_etag_text, write_key_predicate,
 };
-use super::reply::{Reply, error_body};
+use super::reply::{self, Reply, error_body};
 use super::route::{self, Resource};
 use crate::codec::CodecError;
 use crate::codec::property::PropertyReader;
@@ -124,7 +126,7 @@ struct Part {
 }
 
 /// The table an operation names and the keys its URL names, if any.
-type OperationTarget = (String, Option<(String, String)>);
+type OperationTarget = (CompactString, Option<(CompactString, CompactString)>);
 
 /// The table and keys an operation names.
 fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
@@ -144,7 +146,7 @@ fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
 }
 
 fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result<Reply> {
-    let mut table_name: Option<String> = None;
+    let mut table_name: Option<CompactString> = None;
     let mut batch = None;
     let mut prepared = Vec::with_capacity(operations.len());
     // The URL of the previous operation and its target: the inserts of a batch all post to
@@ -264,7 +266,7 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
         parts
             .write(&mut out, written, op, insert)
             .map_err(|source| ServerError::CorruptRow {
-                table: table.clone(),
+                table: table.to_string(),
                 partition_key: written.entity.partition_key().as_str().to_owned(),
                 row_key: written.entity.row_key().as_str().to_owned(),
                 source: Box::new(source),
@@ -487,7 +489,9 @@ fn respond(ctx: &Context<'_>, changeset: bool, parts: &[Part]) -> Reply {
 
 /// A response body sized for `parts` parts, opened with the changeset header if any.
 fn open_response(ctx: &Context<'_>, changeset: bool, parts: usize) -> String {
-    let mut out = String::with_capacity(parts.saturating_add(1) * PART_GUESS_BYTES);
+    let buffer = reply::take_buffer(parts.saturating_add(1) * PART_GUESS_BYTES);
+    // Empty, so valid UTF-8.
+    let mut out = String::from_utf8(buffer).unwrap_or_default();
     if changeset {
         let id = ctx.request_id;
         let _ = write!(

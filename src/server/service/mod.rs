@@ -1,0 +1,248 @@
+//! The HTTP service: one request in, one response out. Parses and authenticates on the
+//! async side, reads the body under its cap and deadline, then runs the operation on a
+//! blocking worker (the table layer does synchronous, possibly syncing, I/O) — or, for a
+//! point read or a single-entity request that no other request is waiting on, where it was
+//! parsed. Update and Merge Entity requests are committed in groups by the write combiner
+//! (`combine`).
+
+mod body;
+mod response;
+mod state;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use http_body_util::Full;
+use hyper::body::{Body as _, Incoming};
+use hyper::header::{ACCEPT, HOST};
+use hyper::http::request::Parts;
+use hyper::{Request, Response};
+
+use super::acl;
+use super::auth::{self, Credentials};
+use super::combine::Combiner;
+use super::error::{Result, ServerError};
+use super::handlers::{self, Context};
+use super::json::Metadata;
+use super::limits::{
+    ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, ENTITY_BODY_MAX_BYTES, URL_MAX_BYTES,
+};
+use super::reply::Reply;
+use super::route::{self, Resource};
+use body::{RequestBody, read_body};
+use response::{ReplyBody, into_response};
+use state::RequestId;
+pub use state::State;
+
+/// Host used in OData links when a request has no `Host` header.
+const DEFAULT_HOST: &str = "127.0.0.1";
+
+/// Serves one request; never fails (errors become the service's error responses).
+pub async fn handle(
+    state: Arc<State>,
+    connection: u64,
+    request: Request<Incoming>,
+) -> std::result::Result<Response<Full<ReplyBody>>, Infallible> {
+    let (request_id, n) = state.next_request_id();
+    state.note_connection(connection, n);
+    let in_flight = state.enter();
+    let (parts, body) = request.into_parts();
+    let (result, parts) = match prepare(&state, &parts, body, request_id).await {
+        Ok(Step::Done(reply)) => (Ok(reply), Some(parts)),
+        Ok(Step::Worker(job)) => {
+            let state = Arc::clone(&state);
+            let worker = tokio::task::spawn_blocking(move || {
+                let reply = job.run(&state, &parts, request_id);
+                (reply, parts)
+            });
+            match worker.await {
+                Ok((reply, parts)) => (reply, Some(parts)),
+                Err(error) => (
+                    Err(ServerError::Internal {
+                        reason: format!("the worker failed: {error}"),
+                    }),
+                    None,
+                ),
+            }
+        }
+        Err(error) => (Err(error), Some(parts)),
+    };
+    let reply = result.unwrap_or_else(|error| Reply::error(&error, request_id.as_str()));
+    drop(in_flight);
+    // The request's header map becomes the response's: hyper parses the connection's next
+    // request into the map of the response it sent, so one map serves the connection.
+    Ok(into_response(
+        reply,
+        request_id,
+        parts.map(|parts| parts.headers),
+    ))
+}
+
+/// What is left of a request once it is parsed and authenticated.
+// Moved once, on the stack; boxing the job would cost every worker request an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    /// Answered where it was parsed.
+    Done(Reply),
+    /// To run on a blocking worker.
+    Worker(Job),
+}
+
+/// A parsed, authenticated request whose operation runs on a blocking worker.
+struct Job {
+    target: route::Target,
+    principal: auth::Principal,
+    base: String,
+    metadata: Metadata,
+    body: RequestBody,
+}
+
+impl Job {
+    /// Runs the operation with the request's `parts`.
+    fn run(&self, state: &State, parts: &Parts, request_id: RequestId) -> Result<Reply> {
+        let ctx = Context {
+            state,
+            method: parts.method.as_str(),
+            target: &self.target,
+            headers: &parts.headers,
+            principal: &self.principal,
+            base: &self.base,
+            metadata: self.metadata,
+            request_id: request_id.as_str(),
+        };
+        handlers::dispatch(&ctx, &self.body)
+    }
+}
+
+/// Parses, authenticates and reads the body of a request; runs its operation here when that
+/// is cheaper than a worker (see below).
+async fn prepare(
+    state: &Arc<State>,
+    parts: &Parts,
+    body: Incoming,
+    request_id: RequestId,
+) -> Result<Step> {
+    let target_len = parts.uri.path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target_len > URL_MAX_BYTES {
+        return Err(ServerError::UrlTooLong {
+            len: target_len,
+            limit: URL_MAX_BYTES,
+        });
+    }
+    // Borrowed from the request's parts, which the blocking worker takes whole if it runs
+    // the operation: copies of them were two allocations per request.
+    let path = parts.uri.path();
+    let target = route::parse(path, parts.uri.query())?;
+    let method = parts.method.as_str();
+    if target.account != state.name {
+        return Err(ServerError::AuthenticationFailed {
+            reason: format!("the request names account {:?}", target.account),
+        });
+    }
+    let principal = auth::authenticate(
+        Credentials {
+            method,
+            path,
+            headers: &parts.headers,
+        },
+        |name| target.param(name),
+        &state.name,
+        &state.key,
+        |table, id| {
+            Ok(acl::load(&state.account, table)?
+                .into_iter()
+                .find(|policy| policy.id == id))
+        },
+    )?;
+    let limit = match target.resource {
+        Resource::Batch => BATCH_BODY_MAX_BYTES,
+        _ if target.param("comp") == Some("acl") => ACL_BODY_MAX_BYTES,
+        _ => ENTITY_BODY_MAX_BYTES,
+    };
+    let body = if body.is_end_stream() {
+        // No body (a GET, a DELETE): nothing to wait for, so no deadline to arm.
+        RequestBody::default()
+    } else {
+        read_body(body, &parts.headers, limit).await?
+    };
+    let accept = target
+        .param("$format")
+        .or_else(|| parts.headers.get(ACCEPT).and_then(|v| v.to_str().ok()));
+    let metadata = Metadata::from_accept(accept);
+    let host = parts
+        .headers
+        .get(HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or(DEFAULT_HOST);
+    let mut base = String::with_capacity(host.len() + state.name.len() + "http:///".len());
+    base.push_str("http://");
+    base.push_str(host);
+    base.push('/');
+    base.push_str(&state.name);
+    let ctx = Context {
+        state,
+        method,
+        target: &target,
+        headers: &parts.headers,
+        principal: &principal,
+        base: &base,
+        metadata,
+        request_id: request_id.as_str(),
+    };
+    if let Some(write) = handlers::prepare_write(&ctx, &body) {
+        // Parsed and authorised here; committed with the writes in flight alongside it.
+        let etag = Combiner::commit(state, write?).await?;
+        return Ok(Step::Done(handlers::written(etag)));
+    }
+    if is_point_read(method, &target) || (is_bounded_write(method, &target) && alone(state).await) {
+        // A point read is served where it was parsed: one engine get of a row that is
+        // almost always in the block or page cache costs less than handing the request to
+        // a worker and back (two thread wake-ups). So is a single-entity write or a batch that
+        // no other request is waiting on: its sync blocks this thread, but nothing else was
+        // queued for it, and the hand-off cost two wake-ups per write. Requests that arrive
+        // meanwhile wait at most that one write; writes that find each other go to the pool,
+        // where concurrent writers share one group commit.
+        return handlers::dispatch(&ctx, &body).map(Step::Done);
+    }
+    Ok(Step::Worker(Job {
+        target,
+        principal,
+        base,
+        metadata,
+        body,
+    }))
+}
+
+/// Whether a request is a plain point read (`GET` of one entity), served without a worker.
+fn is_point_read(method: &str, target: &route::Target) -> bool {
+    method == "GET" && matches!(target.resource, Resource::Entity { .. })
+}
+
+/// Whether the calling request is still the only one in flight once every connection with
+/// bytes already waiting has been read: yielding lets the runtime poll its sockets, so
+/// requests that arrived while this one was parsed (or while the previous one synced) are
+/// counted before it decides to block the thread. A write the engine is holding back (flushes
+/// and compactions behind) is never run here: it could block this thread for the whole stall.
+async fn alone(state: &State) -> bool {
+    if !state.alone() || state.account.engine().writes_held_back() {
+        return false;
+    }
+    if state.surely_alone() {
+        // The yield would cost a `recvfrom` (EAGAIN) and a zero-timeout `epoll_wait`, and
+        // could find nothing.
+        return true;
+    }
+    tokio::task::yield_now().await;
+    state.alone()
+}
+
+/// Whether a request names one entity (read, insert, update, merge, delete) or is a batch:
+/// bounded work (at most 100 operations, 4 MiB), at most one engine write.
+fn is_bounded_write(method: &str, target: &route::Target) -> bool {
+    match target.resource {
+        Resource::Entity { .. } => true,
+        Resource::Entities(_) => method == "POST" && target.param("comp").is_none(),
+        Resource::Batch => method == "POST",
+        _ => false,
+    }
+}

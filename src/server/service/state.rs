@@ -1,0 +1,270 @@
+//! The server's shared state: the account, connection and in-flight counts, request ids.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use super::super::combine::Combiner;
+use crate::table::Account;
+
+/// Length of a request id (`8-4-4-4-12` hex digits).
+const REQUEST_ID_LEN: usize = 36;
+
+/// Requests in a row from one connection after which the other open connections count as
+/// idle: a write then skips the yield that looks for requests on them (see
+/// [`State::surely_alone`]).
+const SAME_CONNECTION_RUN: u64 = 64;
+
+/// What every request handler shares.
+#[derive(Debug)]
+pub struct State {
+    /// The account being served.
+    pub account: Account,
+    /// Its name in URLs and signatures.
+    pub name: String,
+    /// Its key (decoded), for SharedKey and SAS.
+    pub key: Vec<u8>,
+    /// Random per process, so request ids differ across restarts.
+    seed: u64,
+    /// Requests seen so far.
+    requests: AtomicU64,
+    /// Requests whose headers are parsed and whose response is not yet built.
+    in_flight: AtomicUsize,
+    /// Open client connections.
+    connections: AtomicUsize,
+    /// Connections opened so far: the next connection's number.
+    connection_ids: AtomicU64,
+    /// The connection of the request started last.
+    last_connection: AtomicU64,
+    /// The number of the last request that came from another connection than the request
+    /// before it.
+    switched_at: AtomicU64,
+    /// Concurrent single-entity writes, committed in groups.
+    pub(crate) combiner: Combiner,
+}
+
+/// One request counted in [`State::in_flight`] until dropped.
+pub(super) struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One connection counted as open until dropped.
+pub(crate) struct OpenConnection(Arc<State>, u64);
+
+impl OpenConnection {
+    /// The connection's number, distinct among the server's connections.
+    pub(crate) const fn id(&self) -> u64 {
+        self.1
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl State {
+    /// Shared state serving `account` as `name` with `key`.
+    #[must_use]
+    pub fn new(account: Account, name: String, key: Vec<u8>) -> Self {
+        Self {
+            account,
+            name,
+            key,
+            seed: RandomState::new().hash_one(std::process::id()),
+            requests: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+            connections: AtomicUsize::new(0),
+            connection_ids: AtomicU64::new(0),
+            last_connection: AtomicU64::new(u64::MAX),
+            switched_at: AtomicU64::new(0),
+            combiner: Combiner::default(),
+        }
+    }
+
+    /// Counts a request in flight until the guard is dropped.
+    pub(super) fn enter(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+
+    /// Counts a connection as open until the guard is dropped.
+    pub(crate) fn open_connection(self: &Arc<Self>) -> OpenConnection {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        let id = self.connection_ids.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(Arc::clone(self), id)
+    }
+
+    /// Whether the calling request is the only one in flight.
+    pub(crate) fn alone(&self) -> bool {
+        self.in_flight() == 1
+    }
+
+    /// Whether the calling request is the only one in flight and no other is expected before
+    /// it is answered, so that it needs no yield to find out: its connection is the only one
+    /// open (HTTP/1 reads a connection's next request only after the response), or the last
+    /// [`SAME_CONNECTION_RUN`] requests all came from it (the others are idle keep-alive
+    /// connections). A request that does arrive on an idle connection meanwhile waits for
+    /// this one write, as one arriving during any sync does, and its arrival ends the run.
+    pub(crate) fn surely_alone(&self) -> bool {
+        if !self.alone() {
+            return false;
+        }
+        let run = self
+            .requests
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.switched_at.load(Ordering::Relaxed));
+        self.connections.load(Ordering::Relaxed) <= 1 || run > SAME_CONNECTION_RUN
+    }
+
+    /// Notes that request number `n` came from `connection`.
+    pub(super) fn note_connection(&self, connection: u64, n: u64) {
+        if self.last_connection.swap(connection, Ordering::Relaxed) != connection {
+            self.switched_at.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Requests whose headers are parsed and whose response is not yet built.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
+    /// as `8-4-4-4-12` lower-case hex digits.
+    pub(super) fn next_request_id(&self) -> (RequestId, u64) {
+        let n = self.requests.fetch_add(1, Ordering::Relaxed);
+        (RequestId::new(self.seed, n ^ self.seed.rotate_left(17)), n)
+    }
+}
+
+/// A request id (`8-4-4-4-12` lower-case hex digits), kept on the stack: it is made for every
+/// request, and a `String` of it cost an allocation and a copy into the header value.
+#[derive(Clone, Copy)]
+pub(super) struct RequestId(pub(super) [u8; REQUEST_ID_LEN]);
+
+impl RequestId {
+    /// The id of the 128 bits `high`, `low`.
+    fn new(high: u64, low: u64) -> Self {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut id = [b'-'; REQUEST_ID_LEN];
+        // Digit positions of `8-4-4-4-12`: the dashes sit at 8, 13, 18 and 23.
+        let mut at = 0;
+        for word in [high, low] {
+            for shift in (0..16).rev() {
+                if matches!(at, 8 | 13 | 18 | 23) {
+                    at += 1;
+                }
+                let nibble = ((word >> (shift * 4)) & 0xf) as usize;
+                if let (Some(slot), Some(digit)) = (id.get_mut(at), HEX.get(nibble)) {
+                    *slot = *digit;
+                }
+                at += 1;
+            }
+        }
+        Self(id)
+    }
+
+    /// The id as text.
+    pub(super) fn as_str(&self) -> &str {
+        // Only ASCII digits and dashes are ever written.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn state() -> State {
+        let dir = tempfile::tempdir().unwrap();
+        let account = Account::open(dir.path().join("db.strata")).unwrap();
+        State::new(account, "acct".to_owned(), vec![1; 32])
+    }
+
+    #[test]
+    fn request_ids_are_distinct_lower_case_guids() {
+        let state = state();
+        let first = state.next_request_id().0.as_str().to_owned();
+        let second = state.next_request_id().0.as_str().to_owned();
+        assert_ne!(first, second);
+        for id in [first, second] {
+            assert_eq!(id.len(), REQUEST_ID_LEN);
+            for (at, c) in id.chars().enumerate() {
+                if matches!(at, 8 | 13 | 18 | 23) {
+                    assert_eq!(c, '-', "{id}");
+                } else {
+                    assert!(c.is_ascii_hexdigit() && !c.is_ascii_uppercase(), "{id}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_id_spells_its_128_bits_in_order_as_8_4_4_4_12_hex() {
+        let id = RequestId::new(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
+        assert_eq!(id.as_str(), "01234567-89ab-cdef-fedc-ba9876543210");
+        assert_eq!(
+            RequestId::new(u64::MAX, 0).as_str(),
+            "ffffffff-ffff-ffff-0000-000000000000"
+        );
+    }
+
+    #[test]
+    fn a_request_is_alone_only_while_no_other_is_in_flight() {
+        let state = state();
+        let first = state.enter();
+        assert!(state.alone());
+        let second = state.enter();
+        assert!(!state.alone());
+        drop(first);
+        assert!(state.alone());
+        drop(second);
+        assert_eq!(state.in_flight.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_request_is_surely_alone_only_on_the_sole_open_connection() {
+        let state = Arc::new(state());
+        let request = state.enter();
+        assert!(state.surely_alone(), "no connection counted (direct calls)");
+        let first = state.open_connection();
+        assert!(state.surely_alone());
+        let second = state.open_connection();
+        assert!(state.alone());
+        assert!(!state.surely_alone());
+        drop(first);
+        assert!(state.surely_alone());
+        let other = state.enter();
+        assert!(!state.surely_alone());
+        drop((other, request, second));
+        assert_eq!(state.connections.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_request_is_surely_alone_after_a_run_of_requests_from_its_connection_only() {
+        let state = Arc::new(state());
+        let (active, idle) = (state.open_connection(), state.open_connection());
+        let request = |connection: &OpenConnection| {
+            let (_, n) = state.next_request_id();
+            state.note_connection(connection.id(), n);
+        };
+        request(&idle);
+        let _in_flight = state.enter();
+        for _ in 0..SAME_CONNECTION_RUN {
+            request(&active);
+            assert!(!state.surely_alone());
+        }
+        request(&active);
+        assert!(state.surely_alone());
+        // One request from the other connection ends the run.
+        request(&idle);
+        request(&active);
+        assert!(!state.surely_alone());
+    }
+}
