@@ -5,9 +5,10 @@
 //! group, one `sync_data` if any batch asked for `Sync`), applies them to the memtable and
 //! publishes the last sequence number, so readers see whole batches only.
 //!
-//! A writer that finds a leader at work waits on its own batch's condition variable, not on
-//! the writer lock: the leader wakes every member of its group with its outcome and then the
-//! first batch still queued, whose writer leads next. Waiting on the lock instead made every
+//! A writer that finds a leader at work sleeps on its own bit of a shared futex word, not on
+//! the writer lock: the leader wakes every member of its group with its outcome and the first
+//! batch still queued, whose writer leads next, with one system call (see
+//! [`Sleepers`](super::wake::Sleepers)). Waiting on the lock instead made every
 //! member of a group take the lock in turn just to learn it was done — one context switch
 //! each, during which nobody synced — and capped group commit far below the sync rate.
 //!
@@ -18,10 +19,10 @@
 //! while everyone else was still waking up — roughly two syncs for every N writes.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use super::batch::decode_ops;
 use super::file::WalSegmentRef;
@@ -60,27 +61,23 @@ pub struct Pending {
     payload: Vec<u8>,
     ops: u64,
     sync: bool,
-    state: Mutex<PendingState>,
-    wake: Condvar,
+    /// The writer's bit of the futex bitset it sleeps on (see [`Sleepers`](super::wake::Sleepers)).
+    bit: u32,
+    /// [`DONE`] once `result` holds the outcome, [`LEAD`] when called to lead.
+    flags: AtomicU32,
+    result: Mutex<Option<Result<Seq>>>,
 }
 
-/// What a queued writer waits for: its outcome, or its turn to lead.
-#[derive(Debug, Default)]
-struct PendingState {
-    result: Option<Result<Seq>>,
-    lead: bool,
-}
+/// `Pending::flags`: the outcome is in place.
+const DONE: u32 = 1;
+/// `Pending::flags`: the writer is to lead the next group.
+const LEAD: u32 = 2;
 
 impl Pending {
-    /// Hands the writer its outcome; [`Pending::wake`] wakes it.
+    /// Hands the writer its outcome; a wake of its bit lets it see it.
     fn finish(&self, result: Result<Seq>) {
-        self.state.lock().result = Some(result);
-    }
-
-    /// Wakes the writer to lead the next group.
-    fn call_to_lead(&self) {
-        self.state.lock().lead = true;
-        self.wake.notify_one();
+        *self.result.lock() = Some(result);
+        self.flags.fetch_or(DONE, Ordering::SeqCst);
     }
 }
 
@@ -140,8 +137,9 @@ impl Inner {
             payload,
             ops: batch.len() as u64,
             sync: durability == Durability::Sync,
-            state: Mutex::new(PendingState::default()),
-            wake: Condvar::new(),
+            bit: self.sleepers.next_bit(),
+            flags: AtomicU32::new(0),
+            result: Mutex::new(None),
         });
         {
             let mut queue = self.queue.lock();
@@ -158,30 +156,37 @@ impl Inner {
             }
         }
         loop {
-            {
-                let mut state = pending.state.lock();
-                if let Some(result) = state.result.take() {
-                    drop(state);
-                    if !self.options.background_compaction && !self.frozen.lock().is_empty() {
-                        self.maintain()?;
-                    }
-                    return result;
+            // Read before the flags: a wake that comes after this read makes the sleep below
+            // return at once, so none is lost between the check and the sleep.
+            let epoch = self.sleepers.epoch();
+            let flags = pending.flags.load(Ordering::SeqCst);
+            if flags & DONE != 0 {
+                let result = pending.result.lock().take();
+                if !self.options.background_compaction && !self.frozen.lock().is_empty() {
+                    self.maintain()?;
                 }
-                // A leader at work either takes this batch into its group or, once done,
-                // calls the first queued writer to lead; both wake this condition variable,
-                // and both take `state`'s lock first, so no wake-up is lost in between.
-                if !std::mem::take(&mut state.lead) && self.writer.is_locked() {
-                    pending.wake.wait_for(&mut state, LEADER_RECHECK);
-                    continue;
-                }
+                return result.unwrap_or_else(|| {
+                    Err(Error::Poisoned {
+                        cause: "a group-commit leader lost a batch's outcome".into(),
+                    })
+                });
             }
-            self.lead();
+            // A leader at work either takes this batch into its group or, once done, calls
+            // the first queued writer to lead; both set a flag before they wake this bit.
+            if flags & LEAD != 0 {
+                pending.flags.fetch_and(!LEAD, Ordering::SeqCst);
+            } else if self.writer.is_locked() {
+                self.sleepers.wait(epoch, pending.bit, LEADER_RECHECK);
+                continue;
+            }
+            self.lead(&pending);
         }
     }
 
     /// Takes the writer lock and commits the queued batches as one group (nothing if an
-    /// earlier leader took them all), then calls the next queued writer to lead.
-    fn lead(&self) {
+    /// earlier leader took them all), then calls the next queued writer to lead. `me` is the
+    /// leader's own batch, which needs no wake-up.
+    fn lead(&self, me: &Arc<Pending>) {
         let mut writer = self.writer.lock();
         let group = self.take_group(&mut writer);
         if group.is_empty() {
@@ -203,16 +208,18 @@ impl Inner {
             }
         }
         // Outcomes are in place before the lock is released (a writer that takes it next and
-        // finds its batch gone reads its outcome); the wake-ups, one syscall each, come after,
-        // the next leader's first so its sync starts while the members are still waking.
+        // finds its batch gone reads its outcome); the next leader and the members are woken
+        // after, all with one system call.
         drop(writer);
-        let next = self.queue.lock().first().cloned();
-        if let Some(next) = next {
-            next.call_to_lead();
+        let mut mask = group
+            .iter()
+            .filter(|member| !Arc::ptr_eq(member, me))
+            .fold(0, |mask, member| mask | member.bit);
+        if let Some(next) = self.queue.lock().first() {
+            next.flags.fetch_or(LEAD, Ordering::SeqCst);
+            mask |= next.bit;
         }
-        for member in &group {
-            member.wake.notify_one();
-        }
+        self.sleepers.wake(mask);
     }
 
     /// Makes every acknowledged `Buffered` batch durable with one WAL sync (what an empty

@@ -117,6 +117,8 @@ pub struct Inner {
     pub queue_grew: Condvar,
     /// Queue length a gathering leader waits for (0: no leader is gathering).
     pub gather_target: AtomicUsize,
+    /// Where queued writers sleep until their leader wakes them.
+    pub sleepers: super::wake::Sleepers,
     /// The WAL tail; held by the group-commit leader.
     pub writer: Mutex<WriterState>,
     /// Set after the first failed write or sync.

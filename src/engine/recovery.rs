@@ -170,6 +170,7 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         queue: Mutex::new(Vec::new()),
         queue_grew: Condvar::new(),
         gather_target: AtomicUsize::new(0),
+        sleepers: super::wake::Sleepers::default(),
         writer: Mutex::new(WriterState {
             // Resumed only to seal it before the log moves on to a fresh segment.
             wal: sb
