@@ -188,3 +188,32 @@ fn group_commit_wakes_more_writers_than_wake_bits_each_with_its_own_readable_out
     seqs.sort_unstable();
     assert_eq!(seqs, (1..=40 * 60).collect::<Vec<u64>>());
 }
+
+#[test]
+fn group_commit_gather_for_writers_that_stopped_times_out_and_commits_alone() {
+    // Eight durable writers teach the leaders to gather eight batches; then seven stop. The
+    // one left must still commit every write (each gather led by its gatherer at its bound).
+    let engine =
+        Arc::new(Engine::open_with_storage(Arc::new(FaultyStorage::new()), options()).unwrap());
+    let threads: Vec<_> = (0..8u32)
+        .map(|t| {
+            let engine = Arc::clone(&engine);
+            std::thread::spawn(move || {
+                let writes = if t == 0 { 600 } else { 100 };
+                for n in 0..writes {
+                    engine.write(&put(t, n), Durability::Sync).unwrap();
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    for n in 0..600 {
+        assert_eq!(
+            engine.get(&key(0, n)).unwrap(),
+            Some(vec![0; 50]),
+            "write {n}"
+        );
+    }
+}

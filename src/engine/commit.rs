@@ -16,7 +16,10 @@
 //! for the rest (a bounded gather): the members of the group just committed are still waking
 //! and will be back with their next batch within microseconds. Without it, with N threads
 //! doing durable writes, a full group alternates with a lone leader that started syncing
-//! while everyone else was still waking up — roughly two syncs for every N writes.
+//! while everyone else was still waking up — roughly two syncs for every N writes. The
+//! gatherer waits as a member, without the writer lock: the writer whose batch completes the
+//! group leads it at once, already running, instead of waking the gatherer (a wake-up on the
+//! critical path of every group); only a gather that times out is led by its gatherer.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -91,7 +94,8 @@ pub struct WriterState {
     /// The frames of the group being committed (kept to reuse its allocation).
     pub frames: Vec<u8>,
     /// Batch counts of the last two `Sync` groups: how many writers are likely to be busy
-    /// writing durably, which a gathering leader waits for.
+    /// writing durably, which a gathering leader waits for (published in
+    /// [`Sleepers::gather_expected`](super::wake::Sleepers::gather_expected)).
     pub recent_sync_groups: [usize; 2],
     /// Moving average of how long a `Sync` group's append took, in nanoseconds.
     pub sync_nanos: u64,
@@ -152,7 +156,11 @@ impl Inner {
             queue.push(Arc::clone(&pending));
             let target = self.gather_target.load(Ordering::Relaxed);
             if target != 0 && queue.len() >= target {
-                self.queue_grew.notify_one();
+                // This batch completes the group a writer is gathering: lead it now, already
+                // running, rather than wake the gatherer to do it.
+                self.gather_target.store(0, Ordering::Relaxed);
+                drop(queue);
+                self.lead(&pending, false);
             }
         }
         loop {
@@ -173,20 +181,25 @@ impl Inner {
             }
             // A leader at work either takes this batch into its group or, once done, calls
             // the first queued writer to lead; both set a flag before they wake this bit.
+            // A gather under way is led by whoever completes it, or by its gatherer.
             if flags & LEAD != 0 {
                 pending.flags.fetch_and(!LEAD, Ordering::SeqCst);
-            } else if self.writer.is_locked() {
+            } else if self.writer.is_locked() || self.gather_target.load(Ordering::Relaxed) != 0 {
                 self.sleepers.wait(epoch, pending.bit, LEADER_RECHECK);
                 continue;
             }
-            self.lead(&pending);
+            self.lead(&pending, true);
         }
     }
 
     /// Takes the writer lock and commits the queued batches as one group (nothing if an
     /// earlier leader took them all), then calls the next queued writer to lead. `me` is the
-    /// leader's own batch, which needs no wake-up.
-    fn lead(&self, me: &Arc<Pending>) {
+    /// leader's own batch, which needs no wake-up. With `may_gather`, a `Sync` group first
+    /// gathers (see [`Inner::gather`]) and is left to whoever completes it.
+    fn lead(&self, me: &Arc<Pending>, may_gather: bool) {
+        if may_gather && self.gather(me) {
+            return;
+        }
         let mut writer = self.writer.lock();
         let group = self.take_group(&mut writer);
         if group.is_empty() {
@@ -300,30 +313,46 @@ impl Inner {
         Ok(())
     }
 
-    /// Drains the next group from the queue; a `Sync` group first gathers for up to
-    /// [`GATHER_MAX`] until as many batches are queued as the larger of the last two `Sync`
-    /// groups held (a lone writer never waits: its groups held one batch).
+    /// Waits, as a member, for the queue to hold as many batches as the recent `Sync` groups
+    /// did (for at most their recent sync time, and [`GATHER_MAX`]) when a `Sync` batch is
+    /// queued and fewer are: the writer whose batch completes the group leads it. Returns
+    /// whether someone else took the lead (the caller then waits for its outcome); `false`
+    /// when there is nothing to gather or the gather timed out, and the caller leads.
+    fn gather(&self, me: &Arc<Pending>) -> bool {
+        let expected = self.sleepers.gather_expected.load(Ordering::Relaxed);
+        let deadline = {
+            let queue = self.queue.lock();
+            let sync = queue.iter().any(|member| member.sync);
+            if !sync
+                || queue.len() >= expected
+                || self.gather_target.load(Ordering::Relaxed) != 0
+                || !queue.iter().any(|member| Arc::ptr_eq(member, me))
+            {
+                return false;
+            }
+            self.gather_target.store(expected, Ordering::Relaxed);
+            let nanos = self.sleepers.gather_nanos.load(Ordering::Relaxed);
+            Instant::now() + GATHER_MAX.min(Duration::from_nanos(nanos))
+        };
+        loop {
+            let epoch = self.sleepers.epoch();
+            if me.flags.load(Ordering::SeqCst) & DONE != 0 {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                let _queue = self.queue.lock();
+                // Still unclaimed: lead what is there. Claimed: wait for the outcome.
+                return self.gather_target.swap(0, Ordering::Relaxed) == 0;
+            }
+            self.sleepers.wait(epoch, me.bit, deadline - now);
+        }
+    }
+
+    /// Drains the next group from the queue (ending any gather: its batches are taken).
     fn take_group(&self, writer: &mut WriterState) -> Vec<Arc<Pending>> {
         let mut queue = self.queue.lock();
-        let expected = writer
-            .recent_sync_groups
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
-            .min(MAX_GROUP_BATCHES);
-        let sync = queue.iter().any(|member| member.sync);
-        if sync && !queue.is_empty() && queue.len() < expected {
-            let wait = GATHER_MAX.min(Duration::from_nanos(writer.sync_nanos));
-            let deadline = Instant::now() + wait;
-            self.gather_target.store(expected, Ordering::Relaxed);
-            while queue.len() < expected {
-                if self.queue_grew.wait_until(&mut queue, deadline).timed_out() {
-                    break;
-                }
-            }
-            self.gather_target.store(0, Ordering::Relaxed);
-        }
+        self.gather_target.store(0, Ordering::Relaxed);
         let mut bytes = 0;
         let mut count = 0;
         for member in queue.iter() {
@@ -338,6 +367,10 @@ impl Inner {
         let group: Vec<Arc<Pending>> = queue.drain(..count).collect();
         if group.iter().any(|member| member.sync) {
             writer.recent_sync_groups = [writer.recent_sync_groups[1], group.len()];
+            let expected = writer.recent_sync_groups.iter().copied().max().unwrap_or(0);
+            self.sleepers
+                .gather_expected
+                .store(expected.min(MAX_GROUP_BATCHES), Ordering::Relaxed);
         }
         group
     }
@@ -355,6 +388,9 @@ impl Inner {
         if let Some(started) = started {
             let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
             writer.sync_nanos = (writer.sync_nanos.saturating_mul(3) / 4).saturating_add(took / 4);
+            self.sleepers
+                .gather_nanos
+                .store(writer.sync_nanos, Ordering::Relaxed);
         }
         if image.capacity() <= MAX_GROUP_BYTES {
             writer.frames = image;

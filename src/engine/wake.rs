@@ -12,7 +12,7 @@
 //! still holds that epoch; a waker publishes the state first and then bumps the word, so a
 //! wake that lands between the check and the sleep makes the sleep return at once.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// The futex word queued writers sleep on.
@@ -21,6 +21,11 @@ pub struct Sleepers {
     word: AtomicU32,
     /// Hands out the sleepers' bits round robin.
     tickets: AtomicU32,
+    /// How many batches the next `Sync` leader gathers before it commits (the larger of the
+    /// last two `Sync` groups), published by each leader for the next.
+    pub gather_expected: AtomicUsize,
+    /// Longest a gathering leader waits, in nanoseconds (its recent syncs' moving average).
+    pub gather_nanos: AtomicU64,
     #[cfg(not(target_os = "linux"))]
     fallback: (parking_lot::Mutex<()>, parking_lot::Condvar),
 }
