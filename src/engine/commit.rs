@@ -201,7 +201,7 @@ impl Inner {
             return;
         }
         let mut writer = self.writer.lock();
-        let group = self.take_group(&mut writer);
+        let group = self.take_group(&mut writer, me);
         if group.is_empty() {
             return;
         }
@@ -316,18 +316,20 @@ impl Inner {
     /// Waits, as a member, for the queue to hold as many batches as the recent `Sync` groups
     /// did (for at most their recent sync time, and [`GATHER_MAX`]) when a `Sync` batch is
     /// queued and fewer are: the writer whose batch completes the group leads it. Returns
-    /// whether someone else took the lead (the caller then waits for its outcome); `false`
-    /// when there is nothing to gather or the gather timed out, and the caller leads.
+    /// whether the caller is to wait for its outcome (another leader took its batch, or took
+    /// the lead of this gather or of one already under way); `false` when there is nothing
+    /// to gather or the gather timed out unclaimed, and the caller leads.
     fn gather(&self, me: &Arc<Pending>) -> bool {
         let expected = self.sleepers.gather_expected.load(Ordering::Relaxed);
         let deadline = {
             let queue = self.queue.lock();
-            let sync = queue.iter().any(|member| member.sync);
-            if !sync
-                || queue.len() >= expected
-                || self.gather_target.load(Ordering::Relaxed) != 0
+            // Taken by another leader, or in a gather under way: wait for the outcome.
+            if self.gather_target.load(Ordering::Relaxed) != 0
                 || !queue.iter().any(|member| Arc::ptr_eq(member, me))
             {
+                return true;
+            }
+            if !queue.iter().any(|member| member.sync) || queue.len() >= expected {
                 return false;
             }
             self.gather_target.store(expected, Ordering::Relaxed);
@@ -349,9 +351,14 @@ impl Inner {
         }
     }
 
-    /// Drains the next group from the queue (ending any gather: its batches are taken).
-    fn take_group(&self, writer: &mut WriterState) -> Vec<Arc<Pending>> {
+    /// Drains the next group from the queue (ending any gather: its batches are taken), or
+    /// nothing if `me` was taken by an earlier leader: its writer is a member now, and leading
+    /// the batches queued since would commit them in a small group without gathering them.
+    fn take_group(&self, writer: &mut WriterState, me: &Arc<Pending>) -> Vec<Arc<Pending>> {
         let mut queue = self.queue.lock();
+        if !queue.iter().any(|member| Arc::ptr_eq(member, me)) {
+            return Vec::new();
+        }
         self.gather_target.store(0, Ordering::Relaxed);
         let mut bytes = 0;
         let mut count = 0;
