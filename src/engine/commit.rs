@@ -93,8 +93,8 @@ pub struct WriterState {
     pub next_segment_len: u64,
     /// The frames of the group being committed (kept to reuse its allocation).
     pub frames: Vec<u8>,
-    /// Batch counts of the last two `Sync` groups: how many writers are likely to be busy
-    /// writing durably, which a gathering leader waits for (published in
+    /// Writers busy in each of the last two `Sync` groups (its members and the writers that
+    /// queued during its commit), which a gathering leader waits for (published in
     /// [`Sleepers::gather_expected`](super::wake::Sleepers::gather_expected)).
     pub recent_sync_groups: [usize; 2],
     /// Moving average of how long a `Sync` group's append took, in nanoseconds.
@@ -201,11 +201,15 @@ impl Inner {
             return;
         }
         let mut writer = self.writer.lock();
-        let group = self.take_group(&mut writer, me);
+        let group = self.take_group(me);
         if group.is_empty() {
             return;
         }
-        match self.commit_group(&mut writer, &group) {
+        let committed = self.commit_group(&mut writer, &group);
+        if group.iter().any(|member| member.sync) {
+            self.count_sync_writers(&mut writer, group.len());
+        }
+        match committed {
             Ok(seqs) => {
                 for (member, seq) in group.iter().zip(seqs) {
                     member.finish(Ok(seq));
@@ -354,7 +358,7 @@ impl Inner {
     /// Drains the next group from the queue (ending any gather: its batches are taken), or
     /// nothing if `me` was taken by an earlier leader: its writer is a member now, and leading
     /// the batches queued since would commit them in a small group without gathering them.
-    fn take_group(&self, writer: &mut WriterState, me: &Arc<Pending>) -> Vec<Arc<Pending>> {
+    fn take_group(&self, me: &Arc<Pending>) -> Vec<Arc<Pending>> {
         let mut queue = self.queue.lock();
         if !queue.iter().any(|member| Arc::ptr_eq(member, me)) {
             return Vec::new();
@@ -371,15 +375,21 @@ impl Inner {
             bytes += member.payload.len();
             count += 1;
         }
-        let group: Vec<Arc<Pending>> = queue.drain(..count).collect();
-        if group.iter().any(|member| member.sync) {
-            writer.recent_sync_groups = [writer.recent_sync_groups[1], group.len()];
-            let expected = writer.recent_sync_groups.iter().copied().max().unwrap_or(0);
-            self.sleepers
-                .gather_expected
-                .store(expected.min(MAX_GROUP_BATCHES), Ordering::Relaxed);
-        }
-        group
+        queue.drain(..count).collect()
+    }
+
+    /// Records how many writers a `Sync` group of `members` batches had busy: its members and
+    /// the writers that queued during its commit, who wait for the next group. Counting only
+    /// the members would let two cohorts alternating around each other's syncs (4 + 4 of 8
+    /// writers) gather for 4 forever: the writer that completes a gather leads it at once, so
+    /// no group ever takes more than the target.
+    fn count_sync_writers(&self, writer: &mut WriterState, members: usize) {
+        let busy = (members + self.queue.lock().len()).min(MAX_GROUP_BATCHES);
+        writer.recent_sync_groups = [writer.recent_sync_groups[1], busy];
+        let expected = writer.recent_sync_groups.iter().copied().max().unwrap_or(0);
+        self.sleepers
+            .gather_expected
+            .store(expected, Ordering::Relaxed);
     }
 
     /// Appends, syncs and applies one group; returns the sequence number of each batch.
