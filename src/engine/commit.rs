@@ -5,9 +5,10 @@
 //! group, one `sync_data` if any batch asked for `Sync`), applies them to the memtable and
 //! publishes the last sequence number, so readers see whole batches only.
 //!
-//! A writer that finds a leader at work waits on its own batch's condition variable, not on
-//! the writer lock: the leader wakes every member of its group with its outcome and then the
-//! first batch still queued, whose writer leads next. Waiting on the lock instead made every
+//! A writer that finds a leader at work sleeps on its own bit of a shared futex word, not on
+//! the writer lock: the leader wakes every member of its group with its outcome and the first
+//! batch still queued, whose writer leads next, with one system call (see
+//! [`Sleepers`](super::wake::Sleepers)). Waiting on the lock instead made every
 //! member of a group take the lock in turn just to learn it was done — one context switch
 //! each, during which nobody synced — and capped group commit far below the sync rate.
 //!
@@ -15,13 +16,16 @@
 //! for the rest (a bounded gather): the members of the group just committed are still waking
 //! and will be back with their next batch within microseconds. Without it, with N threads
 //! doing durable writes, a full group alternates with a lone leader that started syncing
-//! while everyone else was still waking up — roughly two syncs for every N writes.
+//! while everyone else was still waking up — roughly two syncs for every N writes. The
+//! gatherer waits as a member, without the writer lock: the writer whose batch completes the
+//! group leads it at once, already running, instead of waking the gatherer (a wake-up on the
+//! critical path of every group); only a gather that times out is led by its gatherer.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use super::batch::decode_ops;
 use super::file::WalSegmentRef;
@@ -60,27 +64,23 @@ pub struct Pending {
     payload: Vec<u8>,
     ops: u64,
     sync: bool,
-    state: Mutex<PendingState>,
-    wake: Condvar,
+    /// The writer's bit of the futex bitset it sleeps on (see [`Sleepers`](super::wake::Sleepers)).
+    bit: u32,
+    /// [`DONE`] once `result` holds the outcome, [`LEAD`] when called to lead.
+    flags: AtomicU32,
+    result: Mutex<Option<Result<Seq>>>,
 }
 
-/// What a queued writer waits for: its outcome, or its turn to lead.
-#[derive(Debug, Default)]
-struct PendingState {
-    result: Option<Result<Seq>>,
-    lead: bool,
-}
+/// `Pending::flags`: the outcome is in place.
+const DONE: u32 = 1;
+/// `Pending::flags`: the writer is to lead the next group.
+const LEAD: u32 = 2;
 
 impl Pending {
-    /// Hands the writer its outcome; [`Pending::wake`] wakes it.
+    /// Hands the writer its outcome; a wake of its bit lets it see it.
     fn finish(&self, result: Result<Seq>) {
-        self.state.lock().result = Some(result);
-    }
-
-    /// Wakes the writer to lead the next group.
-    fn call_to_lead(&self) {
-        self.state.lock().lead = true;
-        self.wake.notify_one();
+        *self.result.lock() = Some(result);
+        self.flags.fetch_or(DONE, Ordering::SeqCst);
     }
 }
 
@@ -93,8 +93,9 @@ pub struct WriterState {
     pub next_segment_len: u64,
     /// The frames of the group being committed (kept to reuse its allocation).
     pub frames: Vec<u8>,
-    /// Batch counts of the last two `Sync` groups: how many writers are likely to be busy
-    /// writing durably, which a gathering leader waits for.
+    /// Writers busy in each of the last two `Sync` groups (its members and the writers that
+    /// queued during its commit), which a gathering leader waits for (published in
+    /// [`Sleepers::gather_expected`](super::wake::Sleepers::gather_expected)).
     pub recent_sync_groups: [usize; 2],
     /// Moving average of how long a `Sync` group's append took, in nanoseconds.
     pub sync_nanos: u64,
@@ -140,8 +141,9 @@ impl Inner {
             payload,
             ops: batch.len() as u64,
             sync: durability == Durability::Sync,
-            state: Mutex::new(PendingState::default()),
-            wake: Condvar::new(),
+            bit: self.sleepers.next_bit(),
+            flags: AtomicU32::new(0),
+            result: Mutex::new(None),
         });
         {
             let mut queue = self.queue.lock();
@@ -154,40 +156,60 @@ impl Inner {
             queue.push(Arc::clone(&pending));
             let target = self.gather_target.load(Ordering::Relaxed);
             if target != 0 && queue.len() >= target {
-                self.queue_grew.notify_one();
+                // This batch completes the group a writer is gathering: lead it now, already
+                // running, rather than wake the gatherer to do it.
+                self.gather_target.store(0, Ordering::Relaxed);
+                drop(queue);
+                self.lead(&pending, false);
             }
         }
         loop {
-            {
-                let mut state = pending.state.lock();
-                if let Some(result) = state.result.take() {
-                    drop(state);
-                    if !self.options.background_compaction && !self.frozen.lock().is_empty() {
-                        self.maintain()?;
-                    }
-                    return result;
+            // Read before the flags: a wake that comes after this read makes the sleep below
+            // return at once, so none is lost between the check and the sleep.
+            let epoch = self.sleepers.epoch();
+            let flags = pending.flags.load(Ordering::SeqCst);
+            if flags & DONE != 0 {
+                let result = pending.result.lock().take();
+                if !self.options.background_compaction && !self.frozen.lock().is_empty() {
+                    self.maintain()?;
                 }
-                // A leader at work either takes this batch into its group or, once done,
-                // calls the first queued writer to lead; both wake this condition variable,
-                // and both take `state`'s lock first, so no wake-up is lost in between.
-                if !std::mem::take(&mut state.lead) && self.writer.is_locked() {
-                    pending.wake.wait_for(&mut state, LEADER_RECHECK);
-                    continue;
-                }
+                return result.unwrap_or_else(|| {
+                    Err(Error::Poisoned {
+                        cause: "a group-commit leader lost a batch's outcome".into(),
+                    })
+                });
             }
-            self.lead();
+            // A leader at work either takes this batch into its group or, once done, calls
+            // the first queued writer to lead; both set a flag before they wake this bit.
+            // A gather under way is led by whoever completes it, or by its gatherer.
+            if flags & LEAD != 0 {
+                pending.flags.fetch_and(!LEAD, Ordering::SeqCst);
+            } else if self.writer.is_locked() || self.gather_target.load(Ordering::Relaxed) != 0 {
+                self.sleepers.wait(epoch, pending.bit, LEADER_RECHECK);
+                continue;
+            }
+            self.lead(&pending, true);
         }
     }
 
     /// Takes the writer lock and commits the queued batches as one group (nothing if an
-    /// earlier leader took them all), then calls the next queued writer to lead.
-    fn lead(&self) {
+    /// earlier leader took them all), then calls the next queued writer to lead. `me` is the
+    /// leader's own batch, which needs no wake-up. With `may_gather`, a `Sync` group first
+    /// gathers (see [`Inner::gather`]) and is left to whoever completes it.
+    fn lead(&self, me: &Arc<Pending>, may_gather: bool) {
+        if may_gather && self.gather(me) {
+            return;
+        }
         let mut writer = self.writer.lock();
-        let group = self.take_group(&mut writer);
+        let group = self.take_group(me);
         if group.is_empty() {
             return;
         }
-        match self.commit_group(&mut writer, &group) {
+        let committed = self.commit_group(&mut writer, &group);
+        if group.iter().any(|member| member.sync) {
+            self.count_sync_writers(&mut writer, group.len());
+        }
+        match committed {
             Ok(seqs) => {
                 for (member, seq) in group.iter().zip(seqs) {
                     member.finish(Ok(seq));
@@ -203,16 +225,18 @@ impl Inner {
             }
         }
         // Outcomes are in place before the lock is released (a writer that takes it next and
-        // finds its batch gone reads its outcome); the wake-ups, one syscall each, come after,
-        // the next leader's first so its sync starts while the members are still waking.
+        // finds its batch gone reads its outcome); the next leader and the members are woken
+        // after, all with one system call.
         drop(writer);
-        let next = self.queue.lock().first().cloned();
-        if let Some(next) = next {
-            next.call_to_lead();
+        let mut mask = group
+            .iter()
+            .filter(|member| !Arc::ptr_eq(member, me))
+            .fold(0, |mask, member| mask | member.bit);
+        if let Some(next) = self.queue.lock().first() {
+            next.flags.fetch_or(LEAD, Ordering::SeqCst);
+            mask |= next.bit;
         }
-        for member in &group {
-            member.wake.notify_one();
-        }
+        self.sleepers.wake(mask);
     }
 
     /// Makes every acknowledged `Buffered` batch durable with one WAL sync (what an empty
@@ -293,30 +317,53 @@ impl Inner {
         Ok(())
     }
 
-    /// Drains the next group from the queue; a `Sync` group first gathers for up to
-    /// [`GATHER_MAX`] until as many batches are queued as the larger of the last two `Sync`
-    /// groups held (a lone writer never waits: its groups held one batch).
-    fn take_group(&self, writer: &mut WriterState) -> Vec<Arc<Pending>> {
-        let mut queue = self.queue.lock();
-        let expected = writer
-            .recent_sync_groups
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
-            .min(MAX_GROUP_BATCHES);
-        let sync = queue.iter().any(|member| member.sync);
-        if sync && !queue.is_empty() && queue.len() < expected {
-            let wait = GATHER_MAX.min(Duration::from_nanos(writer.sync_nanos));
-            let deadline = Instant::now() + wait;
-            self.gather_target.store(expected, Ordering::Relaxed);
-            while queue.len() < expected {
-                if self.queue_grew.wait_until(&mut queue, deadline).timed_out() {
-                    break;
-                }
+    /// Waits, as a member, for the queue to hold as many batches as the recent `Sync` groups
+    /// did (for at most their recent sync time, and [`GATHER_MAX`]) when a `Sync` batch is
+    /// queued and fewer are: the writer whose batch completes the group leads it. Returns
+    /// whether the caller is to wait for its outcome (another leader took its batch, or took
+    /// the lead of this gather or of one already under way); `false` when there is nothing
+    /// to gather or the gather timed out unclaimed, and the caller leads.
+    fn gather(&self, me: &Arc<Pending>) -> bool {
+        let expected = self.sleepers.gather_expected.load(Ordering::Relaxed);
+        let deadline = {
+            let queue = self.queue.lock();
+            // Taken by another leader, or in a gather under way: wait for the outcome.
+            if self.gather_target.load(Ordering::Relaxed) != 0
+                || !queue.iter().any(|member| Arc::ptr_eq(member, me))
+            {
+                return true;
             }
-            self.gather_target.store(0, Ordering::Relaxed);
+            if !queue.iter().any(|member| member.sync) || queue.len() >= expected {
+                return false;
+            }
+            self.gather_target.store(expected, Ordering::Relaxed);
+            let nanos = self.sleepers.gather_nanos.load(Ordering::Relaxed);
+            Instant::now() + GATHER_MAX.min(Duration::from_nanos(nanos))
+        };
+        loop {
+            let epoch = self.sleepers.epoch();
+            if me.flags.load(Ordering::SeqCst) & DONE != 0 {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                let _queue = self.queue.lock();
+                // Still unclaimed: lead what is there. Claimed: wait for the outcome.
+                return self.gather_target.swap(0, Ordering::Relaxed) == 0;
+            }
+            self.sleepers.wait(epoch, me.bit, deadline - now);
         }
+    }
+
+    /// Drains the next group from the queue (ending any gather: its batches are taken), or
+    /// nothing if `me` was taken by an earlier leader: its writer is a member now, and leading
+    /// the batches queued since would commit them in a small group without gathering them.
+    fn take_group(&self, me: &Arc<Pending>) -> Vec<Arc<Pending>> {
+        let mut queue = self.queue.lock();
+        if !queue.iter().any(|member| Arc::ptr_eq(member, me)) {
+            return Vec::new();
+        }
+        self.gather_target.store(0, Ordering::Relaxed);
         let mut bytes = 0;
         let mut count = 0;
         for member in queue.iter() {
@@ -328,11 +375,21 @@ impl Inner {
             bytes += member.payload.len();
             count += 1;
         }
-        let group: Vec<Arc<Pending>> = queue.drain(..count).collect();
-        if group.iter().any(|member| member.sync) {
-            writer.recent_sync_groups = [writer.recent_sync_groups[1], group.len()];
-        }
-        group
+        queue.drain(..count).collect()
+    }
+
+    /// Records how many writers a `Sync` group of `members` batches had busy: its members and
+    /// the writers that queued during its commit, who wait for the next group. Counting only
+    /// the members would let two cohorts alternating around each other's syncs (4 + 4 of 8
+    /// writers) gather for 4 forever: the writer that completes a gather leads it at once, so
+    /// no group ever takes more than the target.
+    fn count_sync_writers(&self, writer: &mut WriterState, members: usize) {
+        let busy = (members + self.queue.lock().len()).min(MAX_GROUP_BATCHES);
+        writer.recent_sync_groups = [writer.recent_sync_groups[1], busy];
+        let expected = writer.recent_sync_groups.iter().copied().max().unwrap_or(0);
+        self.sleepers
+            .gather_expected
+            .store(expected, Ordering::Relaxed);
     }
 
     /// Appends, syncs and applies one group; returns the sequence number of each batch.
@@ -348,6 +405,9 @@ impl Inner {
         if let Some(started) = started {
             let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
             writer.sync_nanos = (writer.sync_nanos.saturating_mul(3) / 4).saturating_add(took / 4);
+            self.sleepers
+                .gather_nanos
+                .store(writer.sync_nanos, Ordering::Relaxed);
         }
         if image.capacity() <= MAX_GROUP_BYTES {
             writer.frames = image;

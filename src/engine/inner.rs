@@ -113,10 +113,11 @@ pub struct Inner {
     pub last_seq: AtomicU64,
     /// Batches waiting for a group-commit leader.
     pub queue: Mutex<Vec<Arc<Pending>>>,
-    /// Signalled (with `queue` held) when the queue reaches `gather_target` batches.
-    pub queue_grew: Condvar,
-    /// Queue length a gathering leader waits for (0: no leader is gathering).
+    /// Queue length a gathering writer waits for (0: no one is gathering); the writer whose
+    /// batch reaches it leads the group.
     pub gather_target: AtomicUsize,
+    /// Where queued writers sleep until their leader wakes them.
+    pub sleepers: super::wake::Sleepers,
     /// The WAL tail; held by the group-commit leader.
     pub writer: Mutex<WriterState>,
     /// Set after the first failed write or sync.

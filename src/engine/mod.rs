@@ -22,6 +22,7 @@ mod stall;
 mod stats;
 mod types;
 mod version;
+mod wake;
 pub mod wal;
 
 pub use batch::{BatchDecodeError, BatchOp, WriteBatch};

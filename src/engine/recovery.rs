@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Mutex, RwLock};
 
 use super::batch::decode_ops;
 use super::commit::WriterState;
@@ -168,8 +168,8 @@ pub fn open(storage: Arc<dyn Storage>, options: Options, read_only: bool) -> Res
         })),
         last_seq: AtomicU64::new(last_seq),
         queue: Mutex::new(Vec::new()),
-        queue_grew: Condvar::new(),
         gather_target: AtomicUsize::new(0),
+        sleepers: super::wake::Sleepers::default(),
         writer: Mutex::new(WriterState {
             // Resumed only to seal it before the log moves on to a fresh segment.
             wal: sb
