@@ -2,7 +2,8 @@
 //! interleave (an SST block below every other source's key, or memtable nodes below it), the
 //! lead's entries are read in one loop instead of one merge step each.
 
-use super::{RangeIter, Source, key_cmp};
+use super::keys::key_cmp;
+use super::{RangeIter, Source};
 use crate::engine::{Result, Seq, ValueKind};
 
 impl RangeIter {

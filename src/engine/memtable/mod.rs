@@ -158,7 +158,12 @@ impl MemCursor {
     #[inline]
     pub fn step(&mut self) -> bool {
         self.prev = self.pos;
-        self.pos = self.node().and_then(NodeRef::successor).map(NodeRef::pos);
+        let here = self.node();
+        let next = here.and_then(NodeRef::successor);
+        if let (Some(here), Some(next)) = (here, next) {
+            next.prefetch_ahead(here);
+        }
+        self.pos = next.map(NodeRef::pos);
         self.pos.is_some()
     }
 
@@ -166,12 +171,16 @@ impl MemCursor {
     /// says its key is in bounds; false, with nothing moved, otherwise.
     #[inline(always)]
     pub fn step_if(&mut self, below: impl FnOnce(&[u8]) -> bool) -> bool {
-        let Some(next) = self.node().and_then(NodeRef::successor) else {
+        let Some(here) = self.node() else {
+            return false;
+        };
+        let Some(next) = here.successor() else {
             return false;
         };
         if !below(next.key()) {
             return false;
         }
+        next.prefetch_ahead(here);
         let next = next.pos();
         self.prev = self.pos;
         self.pos = Some(next);
