@@ -1,6 +1,7 @@
 //! The in-memory sorted write buffer: a concurrent skip list of internal keys
 //! (user key ascending, seq descending) plus the range tombstones written since the last flush.
 
+mod arena;
 mod skiplist;
 
 use std::sync::Arc;

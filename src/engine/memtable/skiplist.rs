@@ -33,23 +33,15 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
+use super::arena::{Arena, CHUNK_POOL, ChunkPool};
 use crate::engine::{Seq, ValueKind};
 
 /// Tallest tower: with a branching factor of 4, searches stay logarithmic up to ~16M entries.
 const MAX_HEIGHT: usize = 12;
 /// A tower grows one more level with probability 1 / `BRANCHING`.
 const BRANCHING: u32 = 4;
-/// Size of an arena chunk. A node larger than a quarter of it gets an allocation of its own,
-/// so no chunk leaves more than a quarter of itself unused at its tail.
-const CHUNK_BYTES: usize = 64 << 10;
-/// Chunks of dropped lists kept for the arenas of lists to come, at most (one default 4 MiB
-/// memtable's worth). A bulk load freezes a memtable every few milliseconds, and the flush
-/// that drops it hands its chunks back to the allocator, which returns their pages to the OS
-/// (`malloc_trim` after each flush): the next memtable then took a page fault and a zeroed
-/// page per 4 KiB it filled, ~46k faults on the writer's thread per 1M-entry load.
-const POOL_CHUNKS: usize = 64;
 /// Alignment of every node: its header holds a u64 and its tower atomic pointers.
-const NODE_ALIGN: usize = 8;
+pub(super) const NODE_ALIGN: usize = 8;
 /// Bytes of a node before its tower.
 const NODE_HEADER_BYTES: usize = size_of::<Node>();
 /// Seed of the tower-height generator (any non-zero value; fixed so runs are reproducible).
@@ -229,88 +221,6 @@ impl SkipPos {
     }
 }
 
-/// A chunk (`CHUNK_BYTES`, aligned to `NODE_ALIGN`) no list uses, waiting in [`CHUNK_POOL`].
-struct PooledChunk(NonNull<u8>);
-
-// SAFETY: a pooled chunk is owned by the pool alone (no list references it); moving that
-// ownership to another thread is what `Box<[u8]>` allows too.
-unsafe impl Send for PooledChunk {}
-
-/// Chunks of dropped lists waiting for new arenas (bounded by `POOL_CHUNKS`).
-type ChunkPool = Mutex<Vec<PooledChunk>>;
-
-/// The pool every list of the process shares.
-static CHUNK_POOL: ChunkPool = Mutex::new(Vec::new());
-
-/// The layout of an arena chunk.
-fn chunk_layout() -> Layout {
-    Layout::from_size_align(CHUNK_BYTES, NODE_ALIGN)
-        .unwrap_or_else(|_| handle_alloc_error(Layout::new::<Node>()))
-}
-
-/// The chunks nodes are carved from.
-struct Arena {
-    /// Every allocation, freed (or pooled) when the list is dropped.
-    blocks: Vec<(NonNull<u8>, Layout)>,
-    /// Where chunks come from first and go back to.
-    pool: &'static ChunkPool,
-    /// Next free byte of the current chunk.
-    cursor: *mut u8,
-    /// Free bytes left at `cursor`.
-    remaining: usize,
-}
-
-impl Arena {
-    /// `size` bytes (a multiple of `NODE_ALIGN`); adds what it takes from the system to `charged`.
-    fn allocate(&mut self, size: usize, charged: &AtomicUsize) -> NonNull<u8> {
-        if size <= self.remaining {
-            let at = self.cursor;
-            // SAFETY: `size <= remaining`, so both stay inside the current chunk.
-            self.cursor = unsafe { self.cursor.add(size) };
-            self.remaining -= size;
-            charged.fetch_add(size, Ordering::Relaxed);
-            // SAFETY: `cursor` points into a live chunk, hence is non-null.
-            return unsafe { NonNull::new_unchecked(at) };
-        }
-        if size > CHUNK_BYTES / 4 {
-            charged.fetch_add(size, Ordering::Relaxed);
-            return self.block(size);
-        }
-        // The tail of the current chunk is abandoned: charge it, it stays allocated.
-        charged.fetch_add(self.remaining + size, Ordering::Relaxed);
-        let chunk = self.chunk();
-        // SAFETY: `size <= CHUNK_BYTES / 4`, inside the fresh chunk.
-        self.cursor = unsafe { chunk.as_ptr().add(size) };
-        self.remaining = CHUNK_BYTES - size;
-        chunk
-    }
-
-    /// A chunk for the arena: one a dropped list left in the pool (its pages still mapped),
-    /// else a fresh allocation.
-    fn chunk(&mut self) -> NonNull<u8> {
-        let pooled = self.pool.lock().pop();
-        match pooled {
-            Some(PooledChunk(chunk)) => {
-                self.blocks.push((chunk, chunk_layout()));
-                chunk
-            }
-            None => self.block(CHUNK_BYTES),
-        }
-    }
-
-    fn block(&mut self, size: usize) -> NonNull<u8> {
-        let Ok(layout) = Layout::from_size_align(size, NODE_ALIGN) else {
-            handle_alloc_error(Layout::new::<Node>())
-        };
-        // SAFETY: `size` is non-zero (every node has a header).
-        let Some(block) = NonNull::new(unsafe { alloc(layout) }) else {
-            handle_alloc_error(layout)
-        };
-        self.blocks.push((block, layout));
-        block
-    }
-}
-
 /// What the single writer owns: the arena, the tower-height generator and the finger.
 struct Writer {
     arena: Arena,
@@ -399,12 +309,7 @@ impl SkipList {
             height: AtomicUsize::new(1),
             charged: AtomicUsize::new(0),
             writer: Mutex::new(Writer {
-                arena: Arena {
-                    blocks: Vec::new(),
-                    pool,
-                    cursor: ptr::null_mut(),
-                    remaining: 0,
-                },
+                arena: Arena::new(pool),
                 rng: HEIGHT_SEED,
                 prev: [head; MAX_HEIGHT],
                 next: [ptr::null_mut(); MAX_HEIGHT],
@@ -558,21 +463,7 @@ unsafe fn init_node(
 
 impl Drop for SkipList {
     fn drop(&mut self) {
-        let arena = &mut self.writer.get_mut().arena;
-        let blocks = std::mem::take(&mut arena.blocks);
-        let mut pool = arena.pool.lock();
-        for (block, layout) in blocks {
-            if layout == chunk_layout() && pool.len() < POOL_CHUNKS {
-                // No node of this list is reachable any more (`&mut self`): the chunk is
-                // the pool's alone, its stale bytes overwritten before any node is published.
-                pool.push(PooledChunk(block));
-                continue;
-            }
-            // SAFETY: allocated by `Arena::block` with this layout (or taken from the pool,
-            // where every chunk has it), freed once, here.
-            unsafe { dealloc(block.as_ptr(), layout) };
-        }
-        drop(pool);
+        // The arena's chunks go back to the pool or the allocator when `writer` drops.
         // SAFETY: allocated in `new` with `head_layout`, freed once, here.
         unsafe { dealloc(self.head.as_ptr().cast(), self.head_layout) };
     }
@@ -582,6 +473,7 @@ impl Drop for SkipList {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::engine::memtable::arena::{POOL_CHUNKS, chunk_layout};
 
     /// Addresses of the arena chunks of `list`.
     fn chunks(list: &SkipList) -> Vec<usize> {
