@@ -9,10 +9,10 @@ use crate::engine::inner::Inner;
 use crate::engine::version::Version;
 
 impl Inner {
-    /// Freezes a non-empty memtable (or, with `force`, even an empty one, to move the WAL to a
-    /// fresh segment) and flushes every frozen memtable.
-    /// A part-filled memtable is frozen without a WAL rotation (see
-    /// [`Inner::freeze_for_flush`]): nothing waits for the disk before its SST is built.
+    /// Freezes a non-empty memtable (with `force`, even an empty one) and flushes every
+    /// frozen memtable. The memtable is frozen without a WAL rotation (see
+    /// [`Inner::freeze_for_flush`]): nothing waits for the disk before its SST is built, and
+    /// the log stays in its segment (use [`Inner::flush_rotating`] to move it).
     pub fn flush(&self, force: bool) -> Result<()> {
         let _guard = self.flushing.lock();
         {

@@ -30,8 +30,8 @@ impl Inner {
         // Its own function: every handle on the inputs is dropped on return, so their
         // extents are free for the relocation passes.
         self.merge_all_levels()?;
-        // Drop the WAL segment allocated before the compaction (likely mid-file), then move
-        // SSTs down into the holes the compaction left.
+        // Drop the WAL segment allocated before the compaction (likely mid-file; the flush
+        // above kept the log in it), then move SSTs down into the holes the compaction left.
         // The first switch frees the old segment; the second can then land in the lowest hole.
         // Nothing is punched before the relocation passes have refilled the holes.
         self.flush_punching(true, false)?;
