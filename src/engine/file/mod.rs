@@ -5,6 +5,7 @@ mod extent;
 mod faulty;
 pub mod format;
 mod real;
+mod stable;
 mod superblock;
 
 pub use extent::{Extent, ExtentAllocator};
