@@ -144,6 +144,7 @@ impl FileStorage {
     }
 
     /// Runs `write`, a write that syncs at least its own bytes, and records its pages stable.
+    #[cfg(target_os = "linux")]
     fn synced_write(
         &self,
         offset: u64,
