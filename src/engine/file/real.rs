@@ -45,10 +45,11 @@ pub struct FileStorage {
 /// allocation is already durable (`StableRanges`) needs neither the inode nor any other
 /// metadata to be read back, only its data on stable storage: the direct write puts it in
 /// the device (its volatile cache), and a flush of the device's cache persists it. ext4
-/// issues that flush for an `fdatasync` of any of its files, so one of the file system's root
-/// directory (clean: nothing written) flushes the device without writing anything else.
-/// Only on ext4, whose `fsync` flushes the device even when nothing was dirty (XFS does not
-/// for a directory, btrfs not for a clean file): elsewhere durable writes stay synced writes.
+/// without a journal issues that flush for an `fdatasync` of any of its files, so one of the
+/// file system's root directory (clean: nothing written) flushes the device without writing
+/// anything else. Only there (see `flush_path.rs` for every condition checked): with a journal
+/// a clean directory's `fsync` may flush nothing, XFS does not flush for a directory, btrfs
+/// not for a clean file; elsewhere durable writes stay synced writes.
 #[derive(Debug)]
 struct FlushPath {
     /// The file again, `O_DIRECT` without `O_DSYNC`.
@@ -223,44 +224,12 @@ impl FileStorage {
     }
 }
 
-/// The device-flush path for `file` at `path`, where the file system is ext4 and the file and
-/// its directory open as needed; `None` elsewhere.
+/// The device-flush path for `file` at `path` where it is sound (`flush_path::open`: ext4
+/// without a journal, real direct I/O, the root directory on the file's own device).
 #[cfg(target_os = "linux")]
 fn open_flush_path(file: &File, path: &Path) -> Option<FlushPath> {
-    use std::os::unix::fs::OpenOptionsExt;
-    const EXT4_SUPER_MAGIC: i64 = 0xEF53;
-    let stat = rustix::fs::fstatfs(file).ok()?;
-    // `f_type`'s integer type differs between targets.
-    #[allow(clippy::useless_conversion)]
-    if i64::from(stat.f_type) != EXT4_SUPER_MAGIC {
-        return None;
-    }
-    let direct = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-        .ok()?;
-    let dir = File::open(mount_root(path)?).ok()?;
+    let (direct, dir) = super::flush_path::open(file, path)?;
     Some(FlushPath { direct, dir })
-}
-
-/// The root directory of the file system holding `path`. Its inode shares an inode-table
-/// block only with the file system's reserved inodes, so its `fdatasync` finds nothing dirty
-/// to write; the database's own directory would not do: its inode usually shares a block with
-/// the file's, which the file's every mtime change dirties.
-#[cfg(target_os = "linux")]
-fn mount_root(path: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let dir = std::fs::canonicalize(parent_dir(path)).ok()?;
-    let device = dir.metadata().ok()?.dev();
-    let mut root = dir.clone();
-    for ancestor in dir.ancestors().skip(1) {
-        if ancestor.metadata().ok()?.dev() != device {
-            break;
-        }
-        root = ancestor.to_path_buf();
-    }
-    Some(root)
 }
 
 #[cfg(not(target_os = "linux"))]
