@@ -95,3 +95,43 @@ fn file_punched_or_truncated_pages_are_not_stable() {
             .all(|&b| b == 0)
     );
 }
+
+/// Flush requests the block device holding `path` has completed (`/sys/dev/block/M:m/stat`,
+/// field 16), where the kernel reports them.
+fn device_flushes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (major, minor) = ((dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00));
+    let stat = std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/stat")).ok()?;
+    stat.split_whitespace().nth(15)?.parse().ok()
+}
+
+/// The point of the path: the bytes are durable only if the device's cache is flushed after
+/// the direct write, so every durable write over stable pages must complete a flush request
+/// (other processes' flushes may add to the count, never take from it).
+#[test]
+fn file_every_stable_durable_write_flushes_the_device() {
+    let Some((dir, storage)) = open() else {
+        return;
+    };
+    storage
+        .write_all_at(&vec![0; 4 * P as usize], DATA_START)
+        .unwrap();
+    storage.sync_data().unwrap();
+    assert!(storage.is_stable(DATA_START, 4 * P));
+    let Some(mut before) = device_flushes(&dir.path().join("db.strata")) else {
+        return;
+    };
+    let (buf, at) = aligned(5, P as usize);
+    for i in 0..20 {
+        storage
+            .write_pages_durable(&buf[at..at + P as usize], DATA_START + (i % 4) * P)
+            .unwrap();
+        let after = device_flushes(&dir.path().join("db.strata")).unwrap();
+        assert!(
+            after > before,
+            "write {i}: no device flush ({before} -> {after})"
+        );
+        before = after;
+    }
+}
