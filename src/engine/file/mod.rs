@@ -3,11 +3,8 @@
 
 mod extent;
 mod faulty;
-#[cfg(target_os = "linux")]
-mod flush_path;
 pub mod format;
 mod real;
-mod stable;
 mod superblock;
 
 pub use extent::{Extent, ExtentAllocator};
