@@ -16,6 +16,7 @@ mod manifest;
 mod memtable;
 mod options;
 mod recovery;
+mod rotate;
 mod snapshot;
 pub mod sst;
 mod stall;
