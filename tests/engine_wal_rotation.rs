@@ -136,7 +136,8 @@ fn crash_after_sync_free_rotations(
     if end_in_spare {
         engine.flush().unwrap();
         synced = n;
-        // About 1.4 segments of the 64 KiB a flush starts the log with: one rotation.
+        // About 1.4 segments of 64 KiB (the maximum here): the flush kept the log in its
+        // segment and confirmed a spare, so at least one sync-free rotation into it follows.
         for _ in 0..8 {
             let mut batch = WriteBatch::new();
             for _ in 0..50 {
