@@ -17,6 +17,7 @@ use super::entities::{corrupt, links, select_list};
 use crate::server::auth::Access;
 use crate::server::error::{Result, ServerError};
 use crate::server::json::{self, EntityWriter, write_str_parts};
+use crate::server::limits::INLINE_QUERY_BUDGET;
 use crate::server::reply::{self, Reply};
 use crate::table::{ContinuationToken, Query};
 
@@ -31,11 +32,6 @@ const QUERY_JSON_GUESS_BYTES_PER_ENTITY: usize = 320;
 
 /// Most entities one query page holds (the service's page size).
 const QUERY_PAGE_MAX_ENTITIES: usize = 1000;
-
-/// Longest a page scans on the I/O thread before it is handed to a worker: a 1,000-entity
-/// page of a 1-in-10 filter over memtable rows takes ~1 ms, and a single-entity write that
-/// runs there holds the thread for its sync, a few ms.
-pub const INLINE_QUERY_BUDGET: Duration = Duration::from_millis(2);
 
 /// The header form of one continuation key.
 #[must_use]
