@@ -2,7 +2,7 @@
 //!
 //! A page is scanned where its request was parsed while no other request is in flight, for at
 //! most [`INLINE_QUERY_BUDGET`]: handing it to a blocking worker and back costs two thread
-//! wake-ups (a `futex` and an `eventfd` write, ~4 context switches), ~15 % of the server's CPU
+//! wake-ups (a `futex` and an `eventfd` write, ~4 context switches), ~10 % of the server's CPU
 //! for a 1,000-entity page, and the page's body is then copied into the socket by the thread
 //! whose cache holds it. A page not done by then is finished on a worker from where it
 //! stopped ([`PausedQuery`]), so the I/O thread is never held for longer than that.
