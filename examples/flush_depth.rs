@@ -10,8 +10,9 @@
 //!     [--writes 2000] [--rounds 3] [--dir /var/tmp] [--disk vda]
 //! ```
 //!
-//! Each round runs every thread count once, in order, so the depths are compared minutes
-//! apart at most. Besides writes per second it prints the device's flush requests per write
+//! Each round runs every thread count once, in order, so the depths are compared seconds
+//! apart, and prints each one's rate as a multiple of the round's first. Besides writes per
+//! second it prints the device's flush requests per write
 //! (`/proc/diskstats`, device-wide: other processes add theirs): below 1.0 the block layer
 //! merged the flushes of writes in flight together; at 1.0 every write paid its own, and a
 //! deeper queue helps only if the device serves flushes side by side.
@@ -138,11 +139,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let path = dir.join(format!("flush_depth-{}.dat", std::process::id()));
     for round in 1..=rounds {
+        let mut first = None;
         for &threads in &depths {
             let (rate, flushes_per_write) = run(&path, threads, spinners, writes, &disk)?;
+            let base = *first.get_or_insert(rate);
             println!(
-                "round {round} threads {threads} spinners {spinners}: {rate:.0} writes/s, \
-                 {flushes_per_write:.2} flushes per write"
+                "round {round} threads {threads} spinners {spinners}: {rate:.0} writes/s \
+                 ({:.2}x the first depth), {flushes_per_write:.2} flushes per write",
+                rate / base
             );
         }
     }
