@@ -243,7 +243,7 @@ fn parse_quoted(text: &str) -> Option<CompactString> {
 
 /// Offset of the first `byte` (ASCII, so a char boundary) in `text`. The pieces of a path
 /// searched here are a few bytes long: a byte loop beats `str::find(char)`, which set up a
-/// `memchr` for each of the ~7 searches of an entity path (~1,000 instructions a request).
+/// `memchr` for each of the ~7 searches of an entity path (~600 instructions a request).
 fn find_byte(text: &str, byte: u8) -> Option<usize> {
     debug_assert!(byte.is_ascii());
     text.bytes().position(|b| b == byte)
