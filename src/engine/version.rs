@@ -197,10 +197,8 @@ impl ReadView {
     pub fn get_into(&self, key: &[u8], read_seq: Seq, value: &mut Vec<u8>) -> Result<bool> {
         let mut found = None;
         for mem in self.memtables() {
-            if let Some(entry) = mem.get(key, read_seq) {
-                value.clear();
-                value.extend_from_slice(&entry.value);
-                found = Some((entry.seq, entry.kind));
+            found = mem.get_into(key, read_seq, value);
+            if found.is_some() {
                 break;
             }
         }

@@ -75,9 +75,10 @@ impl Drop for StartOnDrop<'_> {
 impl Combiner {
     /// Commits `write` in the next group and returns its new ETag once it is durable.
     ///
-    /// When every request in flight is a write queued here, the group is committed on this
-    /// (the HTTP) thread: nothing else is waiting for it, and a worker would cost a wake-up
-    /// there and one back per group. The decision follows one yield, so the runtime first
+    /// When every request in flight is a write queued here or one still reading its body (it
+    /// cannot run before its body arrives, sync or not), the group is committed on this (the
+    /// HTTP) thread: nothing else is waiting for it, and a worker would cost a wake-up there
+    /// and one back per group. The decision follows one yield, so the runtime first
     /// parses every request that already arrived (a read among them keeps the thread free).
     /// Otherwise, or while the engine holds writes back (the sync could stall for a flush),
     /// a blocking worker drains the queue. A write alone in flight skips the queue.
@@ -126,7 +127,8 @@ impl Combiner {
         }
     }
 
-    /// Drains the queue here if every request in flight is queued in it, else on a worker;
+    /// Drains the queue here if every request in flight that has its body is queued in it,
+    /// else on a worker;
     /// nothing if a drain is already running or the queue is empty.
     fn start(&self, state: &Arc<State>, may_inline: bool) {
         let inline = {
@@ -136,7 +138,7 @@ impl Combiner {
             }
             queue.draining = true;
             may_inline
-                && state.in_flight() <= queue.jobs.len()
+                && state.ready_in_flight() <= queue.jobs.len()
                 && !state.account.engine().writes_held_back()
         };
         if inline {

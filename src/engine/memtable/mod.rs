@@ -16,7 +16,8 @@ use super::{RangeTombstone, Seq, ValueKind};
 /// Bytes charged for a range tombstone on top of its bounds.
 const ENTRY_OVERHEAD_BYTES: usize = 64;
 
-/// One internal entry copied out of a memtable (the same shape as an SST entry).
+/// One internal entry copied out of a memtable (the same shape as an SST entry; tests).
+#[cfg(test)]
 pub use crate::engine::sst::SstEntry as MemEntry;
 
 /// A memtable. Writers insert one at a time (the engine's write pipeline; the skip list
@@ -70,11 +71,36 @@ impl Memtable {
         self.max_seq.fetch_max(seq, Ordering::Relaxed);
     }
 
-    /// The newest entry for `key` with `seq <= read_seq`.
-    #[must_use]
-    pub fn get(&self, key: &[u8], read_seq: Seq) -> Option<MemEntry> {
+    /// The newest version of `key` with `seq <= read_seq`: its sequence number and kind,
+    /// with its value copied into `value` (replacing its contents). Copied straight from the
+    /// node into the caller's buffer: an owned entry cost a point read two allocations and
+    /// two more copies.
+    pub fn get_into(
+        &self,
+        key: &[u8],
+        read_seq: Seq,
+        value: &mut Vec<u8>,
+    ) -> Option<(Seq, ValueKind)> {
         let node = self.list.lower_bound(key, read_seq)?;
-        (node.key() == key).then(|| to_entry(node))
+        if node.key() != key {
+            return None;
+        }
+        value.clear();
+        value.extend_from_slice(node.value());
+        Some((node.seq(), node.kind()))
+    }
+
+    /// The newest entry for `key` with `seq <= read_seq`, owned (tests).
+    #[cfg(test)]
+    pub fn get(&self, key: &[u8], read_seq: Seq) -> Option<MemEntry> {
+        let mut value = vec![0xA5; 3];
+        let (seq, kind) = self.get_into(key, read_seq, &mut value)?;
+        Some(MemEntry {
+            key: key.to_vec(),
+            seq,
+            kind,
+            value,
+        })
     }
 
     /// Every entry in internal order, copied (tests; a flush lends them through `MemCursor`).
@@ -254,6 +280,7 @@ impl MemCursor {
     }
 }
 
+#[cfg(test)]
 fn to_entry(node: NodeRef<'_>) -> MemEntry {
     MemEntry {
         key: node.key().to_vec(),

@@ -343,12 +343,20 @@ impl SkipList {
     pub fn lower_bound(&self, key: &[u8], seq: Seq) -> Option<NodeRef<'_>> {
         let mut x = self.head();
         let mut level = self.height.load(Ordering::Relaxed).clamp(1, MAX_HEIGHT) - 1;
+        // The node that ended the search at the level above (at or after the key): one level
+        // down it is often `x`'s successor again, and need not be compared twice.
+        let mut not_before: Option<NonNull<Node>> = None;
         loop {
             let next = x.next(level);
             match next {
-                Some(n) if n.cmp_to(key, seq) == KeyOrdering::Less => x = n,
+                Some(n) if Some(n.ptr) != not_before && n.cmp_to(key, seq) == KeyOrdering::Less => {
+                    x = n;
+                }
                 _ if level == 0 => return next,
-                _ => level -= 1,
+                _ => {
+                    not_before = next.map(|n| n.ptr);
+                    level -= 1;
+                }
             }
         }
     }
@@ -486,6 +494,37 @@ mod tests {
             .filter(|(_, layout)| *layout == chunk)
             .map(|(block, _)| block.as_ptr() as usize)
             .collect()
+    }
+
+    #[test]
+    fn lower_bound_finds_the_first_entry_at_or_after_every_key() {
+        // Tall lists (so searches descend past nodes they already compared), versions of
+        // one key, and keys between, before and after the stored ones.
+        let list = SkipList::new();
+        let mut stored = Vec::new();
+        for i in 0..5_000u64 {
+            let key = (i * 2).to_be_bytes();
+            for seq in [3 * i + 2, 3 * i + 1] {
+                list.insert(&key, seq, ValueKind::Put, &[]);
+                stored.push((key.to_vec(), seq));
+            }
+        }
+        stored.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        for probe in 0..10_002u64 {
+            let key = probe.to_be_bytes();
+            for seq in [0, 3 * (probe / 2) + 1, Seq::MAX] {
+                // Internal order: an entry is at or after (key, seq) when its key is greater,
+                // or equal with a sequence number at or below `seq`.
+                let before = |(k, s): &(Vec<u8>, Seq)| {
+                    k.as_slice() < key.as_slice() || (k.as_slice() == key.as_slice() && *s > seq)
+                };
+                let expected = stored.get(stored.partition_point(before));
+                let found = list
+                    .lower_bound(&key, seq)
+                    .map(|n| (n.key().to_vec(), n.seq()));
+                assert_eq!(found.as_ref(), expected, "key {probe} seq {seq}");
+            }
+        }
     }
 
     #[test]

@@ -215,13 +215,42 @@ pub fn write_str_parts(out: &mut String, parts: &[&str]) {
 /// without formatting the timestamp a second time.
 pub(super) fn write_etag(out: &mut String, timestamp: &str) {
     out.push_str("\"W/\\\"datetime'");
+    push_colons_escaped(out, timestamp);
+    out.push_str("'\\\"\"");
+}
+
+/// Appends `timestamp` with each `:` percent-encoded (`%3A`), as an ETag carries it. The
+/// ISO 8601 text of a Timestamp has its two colons at fixed places (`hh:mm:ss`), so they are
+/// not searched for (a `char` search per piece cost a point read ~900 instructions over its
+/// two ETag texts); any other text is split at every colon.
+fn push_colons_escaped(out: &mut String, timestamp: &str) {
+    /// Places of the colons of `YYYY-MM-DDThh:mm:ss.fffffffZ`.
+    const COLONS: (usize, usize) = (13, 16);
+    let bytes = timestamp.as_bytes();
+    let fixed = bytes.len() == ISO8601_LEN
+        && bytes.get(COLONS.0) == Some(&b':')
+        && bytes.get(COLONS.1) == Some(&b':')
+        && bytes.iter().filter(|&&b| b == b':').count() == 2;
+    if fixed
+        && let (Some(hours), Some(minutes), Some(seconds)) = (
+            timestamp.get(..COLONS.0),
+            timestamp.get(COLONS.0 + 1..COLONS.1),
+            timestamp.get(COLONS.1 + 1..),
+        )
+    {
+        out.push_str(hours);
+        out.push_str("%3A");
+        out.push_str(minutes);
+        out.push_str("%3A");
+        out.push_str(seconds);
+        return;
+    }
     for (index, part) in timestamp.split(':').enumerate() {
         if index > 0 {
             out.push_str("%3A");
         }
         out.push_str(part);
     }
-    out.push_str("'\\\"\"");
 }
 
 /// The key-predicate form of an entity's address: `PartitionKey='a',RowKey='b'` with quotes
@@ -256,12 +285,7 @@ pub fn write_key_predicate(out: &mut String, partition_key: &str, row_key: &str)
 /// [`crate::table::ETag`] displays it: `W/"datetime'<timestamp, ':' as %3A>'"`.
 pub fn write_etag_text(out: &mut String, timestamp: DateTime) {
     out.push_str("W/\"datetime'");
-    for (index, part) in Timestamp::new(timestamp).as_str().split(':').enumerate() {
-        if index > 0 {
-            out.push_str("%3A");
-        }
-        out.push_str(part);
-    }
+    push_colons_escaped(out, Timestamp::new(timestamp).as_str());
     out.push_str("'\"");
 }
 

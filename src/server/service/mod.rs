@@ -168,6 +168,7 @@ async fn prepare(
         // No body (a GET, a DELETE): nothing to wait for, so no deadline to arm.
         RequestBody::default()
     } else {
+        let _reading = state.reading_body();
         read_body(body, &parts.headers, limit).await?
     };
     let accept = target

@@ -30,6 +30,8 @@ pub struct State {
     requests: AtomicU64,
     /// Requests whose headers are parsed and whose response is not yet built.
     in_flight: AtomicUsize,
+    /// Requests of `in_flight` still waiting for the rest of their body.
+    reading_body: AtomicUsize,
     /// Open client connections.
     connections: AtomicUsize,
     /// Connections opened so far: the next connection's number.
@@ -43,10 +45,10 @@ pub struct State {
     pub(crate) combiner: Combiner,
 }
 
-/// One request counted in [`State::in_flight`] until dropped.
-pub(super) struct InFlight<'a>(&'a AtomicUsize);
+/// One request counted in a gauge of [`State`] (in flight, reading its body) until dropped.
+pub(super) struct Counted<'a>(&'a AtomicUsize);
 
-impl Drop for InFlight<'_> {
+impl Drop for Counted<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -79,6 +81,7 @@ impl State {
             seed: RandomState::new().hash_one(std::process::id()),
             requests: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            reading_body: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
             connection_ids: AtomicU64::new(0),
             last_connection: AtomicU64::new(u64::MAX),
@@ -88,9 +91,15 @@ impl State {
     }
 
     /// Counts a request in flight until the guard is dropped.
-    pub(super) fn enter(&self) -> InFlight<'_> {
+    pub(super) fn enter(&self) -> Counted<'_> {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
-        InFlight(&self.in_flight)
+        Counted(&self.in_flight)
+    }
+
+    /// Counts a request as waiting for its body until the guard is dropped.
+    pub(super) fn reading_body(&self) -> Counted<'_> {
+        self.reading_body.fetch_add(1, Ordering::Relaxed);
+        Counted(&self.reading_body)
     }
 
     /// Counts a connection as open until the guard is dropped.
@@ -132,6 +141,14 @@ impl State {
     /// Requests whose headers are parsed and whose response is not yet built.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Requests in flight that have their whole body and wait for this thread to run them.
+    /// One still reading its body cannot run before the rest arrives, which a sync on this
+    /// thread does not delay: it is served after the sync, as if it had arrived then.
+    pub(crate) fn ready_in_flight(&self) -> usize {
+        self.in_flight()
+            .saturating_sub(self.reading_body.load(Ordering::Relaxed))
     }
 
     /// A fresh request id in GUID form: the seed's 64 bits, then the counter's mixed with it,
@@ -226,6 +243,23 @@ mod tests {
         assert!(state.alone());
         drop(second);
         assert_eq!(state.in_flight.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_request_still_reading_its_body_is_in_flight_but_not_ready() {
+        let state = state();
+        let writer = state.enter();
+        let reader = state.enter();
+        let reading = state.reading_body();
+        assert_eq!((state.in_flight(), state.ready_in_flight()), (2, 1));
+        assert!(
+            !state.alone(),
+            "a request reading its body still counts as in flight"
+        );
+        drop(reading);
+        assert_eq!(state.ready_in_flight(), 2);
+        drop((reader, writer));
+        assert_eq!(state.ready_in_flight(), 0);
     }
 
     #[test]

@@ -145,6 +145,30 @@ fn a_page_of_rows_is_written_as_the_service_writes_it() {
 }
 
 #[test]
+fn colons_are_escaped_as_a_split_at_every_colon_escapes_them() {
+    let split = |text: &str| text.split(':').collect::<Vec<_>>().join("%3A");
+    let samples = [
+        "2026-11-23T08:41:07.1234567Z",
+        "0001-01-01T00:00:00.0000000Z",
+        // Not a Timestamp's text: colons elsewhere, more or fewer, another length.
+        "2026-11-23T08:41:07.123456:Z",
+        ":026-11-23T08:41:07.1234567Z",
+        "2026-11-23T08-41:07.1234567Z",
+        "2026-11-23T08:41-07.1234567Z",
+        "2026-11-23T08:41:07.1234567",
+        "2026-11-23T08:41:07.1234567Zz",
+        "",
+        ":",
+        "no colon",
+    ];
+    for text in samples {
+        let mut ours = String::new();
+        super::push_colons_escaped(&mut ours, text);
+        assert_eq!(ours, split(text), "{text:?}");
+    }
+}
+
+#[test]
 fn etag_text_matches_the_etag_display() {
     for ticks in [630_000_000_000_000_000, 638_000_000_000_000_123] {
         let timestamp = DateTime::from_ticks(ticks).unwrap();
