@@ -3,6 +3,8 @@
 //! page of a query allocates nothing per row. Same rules and errors as [`Table::get`] and
 //! [`Table::query`].
 
+use std::time::Duration;
+
 use super::continuation::ContinuationToken;
 use super::entities::Table;
 use super::error::{Result, TableError};
@@ -59,9 +61,25 @@ impl Table {
     pub fn query_rows<E: From<TableError>>(
         &self,
         query: &Query,
+        visit: impl FnMut(&RowRef<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<ContinuationToken>, E> {
+        self.query_rows_within(query, self.page_time_budget(), visit)
+    }
+
+    /// [`Self::query_rows`] with `budget` in place of the page time budget: a page still short
+    /// of `top` rows when it has scanned for `budget` ends there, with a token naming the next
+    /// row to examine, so the same query resumed from that token with `top` less the rows
+    /// handed over yields the rest of the page.
+    ///
+    /// # Errors
+    /// As [`Self::query_rows`].
+    pub fn query_rows_within<E: From<TableError>>(
+        &self,
+        query: &Query,
+        budget: Duration,
         mut visit: impl FnMut(&RowRef<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<ContinuationToken>, E> {
-        self.scan_page(query, |table_id, engine_key, value| {
+        self.scan_page(query, budget, |table_id, engine_key, value| {
             visit(&row_ref(table_id, engine_key, value)?)
         })
     }

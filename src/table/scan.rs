@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Bound;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::continuation::ContinuationToken;
 use super::entities::Table;
@@ -61,7 +61,8 @@ impl Table {
             .as_ref()
             .map(|names| names.iter().map(String::as_str).collect());
         let mut entities = Vec::new();
-        let continuation = self.scan_page(query, |table_id, engine_key, value| {
+        let budget = self.page_time_budget();
+        let continuation = self.scan_page(query, budget, |table_id, engine_key, value| {
             let (pk, rk) = row::decode_key(table_id, engine_key)?;
             entities.push(row::decode(
                 table_id,
@@ -79,13 +80,21 @@ impl Table {
         })
     }
 
+    /// How long one page of a query may scan before it ends short, with a continuation
+    /// token ([`crate::Options::page_time_budget`]).
+    #[must_use]
+    pub fn page_time_budget(&self) -> Duration {
+        self.account.inner.options.page_time_budget
+    }
+
     /// The page loop of every entity query: plans `query`'s filter, scans the planned key range
     /// of one snapshot from where the query resumes, evaluates the residual on the encoded row
-    /// and calls `visit(table_id, engine_key, value)` for each match, until `top` rows or the
-    /// time budget; returns where the next page starts, if anywhere.
+    /// and calls `visit(table_id, engine_key, value)` for each match, until `top` rows or
+    /// `budget` has passed; returns where the next page starts, if anywhere.
     pub(super) fn scan_page<E: From<TableError>>(
         &self,
         query: &Query,
+        budget: Duration,
         mut visit: impl FnMut(u32, &[u8], &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<ContinuationToken>, E> {
         let started = Instant::now();
@@ -124,7 +133,6 @@ impl Table {
         if start >= end {
             return Ok(None);
         }
-        let budget = inner.options.page_time_budget;
         let snapshot = inner.engine.snapshot();
         let (mut examined, mut returned) = (0u32, 0usize);
         // Keys are checked as UTF-8 only where something reads them: the scope check, a

@@ -1,7 +1,4 @@
-//! Insert, update, merge, delete, get and query entities.
-
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+//! Insert, update, merge, delete and get entities (queries are in `query`).
 
 use super::{Context, preference_applied};
 use crate::codec::CodecError;
@@ -9,15 +6,10 @@ use crate::model::DateTime;
 use crate::server::auth::Access;
 use crate::server::error::{Result, ServerError};
 use crate::server::json::{
-    self, EntityWriter, Links, key_predicate, parse_entity, write_entity, write_etag_text,
-    write_row, write_str_parts,
+    Links, key_predicate, parse_entity, write_entity, write_etag_text, write_row,
 };
 use crate::server::reply::Reply;
-use crate::table::{ContinuationToken, ETag, GroupWrite, OpKind, Query, RowRef, StoredEntity};
-
-/// Prefix of the continuation key form this server writes: version 1, then base64url of
-/// the key, so any key survives a header and a query string.
-const CONTINUATION_PREFIX: &str = "1!";
+use crate::table::{ETag, GroupWrite, OpKind, RowRef, StoredEntity};
 
 /// Initial room for one entity's JSON: most fit, so bodies are not regrown as they are written.
 const ENTITY_JSON_GUESS_BYTES: usize = 512;
@@ -25,54 +17,8 @@ const ENTITY_JSON_GUESS_BYTES: usize = 512;
 /// Length of an ETag header value (`W/"datetime'` + timestamp with `%3A` + `'"`).
 const ETAG_TEXT_LEN: usize = 48;
 
-/// Initial room per entity a query page may return: a full page of typical entities
-/// (~230 bytes each in the SDK workload) fits without regrowing, where 64 KiB regrew a
-/// 1,000-entity page twice, copying ~190 KB.
-const QUERY_JSON_GUESS_BYTES_PER_ENTITY: usize = 256;
-
-/// Most entities one query page holds (the service's page size).
-const QUERY_PAGE_MAX_ENTITIES: usize = 1000;
-
-/// The header form of one continuation key.
-#[must_use]
-pub fn encode_continuation_key(key: &str) -> String {
-    format!("{CONTINUATION_PREFIX}{}", URL_SAFE_NO_PAD.encode(key))
-}
-
-/// Reads one continuation key back; text without this server's prefix is taken literally
-/// (clients may build tokens by hand).
-fn decode_continuation_key(text: &str) -> Result<String> {
-    match text.strip_prefix(CONTINUATION_PREFIX) {
-        None => Ok(text.to_owned()),
-        Some(encoded) => URL_SAFE_NO_PAD
-            .decode(encoded)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .ok_or_else(|| ServerError::invalid(format!("continuation key {text:?} is malformed"))),
-    }
-}
-
-/// The continuation of a query from its `NextPartitionKey` / `NextRowKey` parameters.
-///
-/// # Errors
-/// `InvalidInput` for a malformed key.
-pub fn continuation_from_query(
-    next_pk: Option<&str>,
-    next_rk: Option<&str>,
-) -> Result<Option<ContinuationToken>> {
-    match next_pk {
-        None => Ok(None),
-        Some(pk) => Ok(Some(ContinuationToken {
-            next_partition_key: decode_continuation_key(pk)?,
-            next_row_key: next_rk
-                .map(decode_continuation_key)
-                .transpose()?
-                .unwrap_or_default(),
-        })),
-    }
-}
-
-fn links<'a>(ctx: &Context<'a>, table: &'a str) -> Links<'a> {
+/// The names OData links of `table` are built from.
+pub(super) fn links<'a>(ctx: &Context<'a>, table: &'a str) -> Links<'a> {
     Links {
         base: ctx.base,
         account: &ctx.target.account,
@@ -194,7 +140,7 @@ pub fn delete(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply
 }
 
 /// The custom property names of a `$select` (system properties always come back).
-fn select_list(select: Option<&str>) -> Option<Vec<String>> {
+pub(super) fn select_list(select: Option<&str>) -> Option<Vec<String>> {
     select.map(|text| {
         text.split(',')
             .map(str::trim)
@@ -239,84 +185,11 @@ fn etag_text(timestamp: DateTime) -> String {
 }
 
 /// The error of a stored row whose bytes cannot be written out.
-fn corrupt(table: &str, row: &RowRef<'_>, source: CodecError) -> ServerError {
+pub(super) fn corrupt(table: &str, row: &RowRef<'_>, source: CodecError) -> ServerError {
     ServerError::CorruptRow {
         table: table.to_owned(),
         partition_key: row.partition_key.to_owned(),
         row_key: row.row_key.to_owned(),
         source: Box::new(source),
     }
-}
-
-/// Query Entities: `GET /{account}/{table}()` with `$filter`, `$select`, `$top` and the
-/// continuation parameters. Under a SAS with a key range only entities inside it are returned.
-pub fn query(ctx: &Context<'_>, table: &str) -> Result<Reply> {
-    ctx.principal.authorize(Access::Read, Some(table), None)?;
-    let top = ctx
-        .target
-        .param("$top")
-        .map(|text| {
-            text.parse::<u32>().map_err(|_| {
-                ServerError::invalid(format!("$top {text:?} is not a non-negative integer"))
-            })
-        })
-        .transpose()?;
-    let query = Query {
-        filter: ctx.target.param("$filter").map(str::to_owned),
-        select: select_list(ctx.target.param("$select")),
-        top,
-        continuation: continuation_from_query(
-            ctx.target.param("NextPartitionKey"),
-            ctx.target.param("NextRowKey"),
-        )?,
-    };
-    let names: Option<Vec<&str>> = query
-        .select
-        .as_ref()
-        .map(|names| names.iter().map(String::as_str).collect());
-    let range = ctx.principal.range();
-    let links = links(ctx, table);
-    // One buffer for the whole page, each entity written from its stored bytes as the scan
-    // passes it.
-    let page = top.map_or(QUERY_PAGE_MAX_ENTITIES, |top| {
-        usize::try_from(top).map_or(QUERY_PAGE_MAX_ENTITIES, |top| {
-            top.min(QUERY_PAGE_MAX_ENTITIES)
-        })
-    });
-    let mut out = String::with_capacity(page * QUERY_JSON_GUESS_BYTES_PER_ENTITY);
-    out.push('{');
-    if ctx.metadata != json::Metadata::None {
-        out.push_str("\"odata.metadata\":");
-        write_str_parts(&mut out, &[ctx.base, "/$metadata#", table]);
-        out.push(',');
-    }
-    out.push_str("\"value\":[");
-    let mut first = true;
-    let mut writer = EntityWriter::new(ctx.metadata, &links, true, names.as_deref());
-    let continuation = ctx.state.account.table(table)?.query_rows(&query, |row| {
-        if range.is_some_and(|range| !range.contains(row.partition_key, row.row_key)) {
-            return Ok(());
-        }
-        if !first {
-            out.push(',');
-        }
-        first = false;
-        writer
-            .write_row(&mut out, row)
-            .map_err(|source| corrupt(table, row, source))
-    })?;
-    out.push_str("]}");
-    let mut reply = Reply::status(200);
-    if let Some(token) = &continuation {
-        reply = reply
-            .header(
-                "x-ms-continuation-NextPartitionKey",
-                encode_continuation_key(&token.next_partition_key),
-            )
-            .header(
-                "x-ms-continuation-NextRowKey",
-                encode_continuation_key(&token.next_row_key),
-            );
-    }
-    Ok(reply.body(ctx.metadata.content_type(), out))
 }

@@ -3,6 +3,7 @@
 
 mod acl;
 mod entities;
+mod query;
 mod tables;
 
 use hyper::HeaderMap;
@@ -15,6 +16,7 @@ use super::reply::Reply;
 use super::route::{Resource, Target};
 use super::service::State;
 use crate::table::{ETag, GroupWrite, IfMatch};
+pub use query::{PausedQuery, QueryStep};
 
 /// `Prefer`, looked up by a prebuilt name (a `&str` lookup parses the name each time).
 const PREFER: HeaderName = HeaderName::from_static("prefer");
@@ -127,6 +129,36 @@ pub fn written(etag: ETag) -> Reply {
     entities::updated(etag)
 }
 
+/// For a Query Entities request, its page scanned for at most the inline budget (the
+/// caller's thread is the I/O thread: see `query`); `None` for every other request.
+pub fn query_inline(ctx: &Context<'_>) -> Option<Result<QueryStep>> {
+    let Resource::Entities(table) = &ctx.target.resource else {
+        return None;
+    };
+    if ctx.method != "GET" || ctx.target.param("comp").is_some() {
+        return None;
+    }
+    if super::acl::is_reserved_table(table) {
+        return Some(Err(ServerError::invalid(format!(
+            "table name {table:?} is reserved by the server"
+        ))));
+    }
+    Some(query::query_inline(ctx, table))
+}
+
+/// Finishes the Query Entities page [`query_inline`] paused.
+///
+/// # Errors
+/// As the query.
+pub fn resume_query(ctx: &Context<'_>, paused: PausedQuery) -> Result<Reply> {
+    match &ctx.target.resource {
+        Resource::Entities(table) => query::resume(ctx, table, paused),
+        _ => Err(ServerError::Internal {
+            reason: "a paused query resumed for another request".to_owned(),
+        }),
+    }
+}
+
 /// Runs the operation a request names.
 ///
 /// # Errors
@@ -150,7 +182,7 @@ pub fn dispatch(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
         (Resource::Table(name), "DELETE") => tables::delete(ctx, name),
         (Resource::Entities(table), "GET" | "HEAD") if comp == Some("acl") => acl::get(ctx, table),
         (Resource::Entities(table), "PUT") if comp == Some("acl") => acl::set(ctx, table, body),
-        (Resource::Entities(table), "GET") => entities::query(ctx, table),
+        (Resource::Entities(table), "GET") => query::query(ctx, table),
         (Resource::Entities(table), "POST") => entities::insert(ctx, table, body),
         (
             Resource::Entity {

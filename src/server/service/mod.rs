@@ -22,7 +22,7 @@ use super::acl;
 use super::auth::{self, Credentials};
 use super::combine::Combiner;
 use super::error::{Result, ServerError};
-use super::handlers::{self, Context};
+use super::handlers::{self, Context, PausedQuery, QueryStep};
 use super::json::Metadata;
 use super::limits::{
     ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, ENTITY_BODY_MAX_BYTES, URL_MAX_BYTES,
@@ -95,11 +95,13 @@ struct Job {
     base: String,
     metadata: Metadata,
     body: RequestBody,
+    /// A query page begun on the I/O thread, to be finished.
+    paused: Option<PausedQuery>,
 }
 
 impl Job {
     /// Runs the operation with the request's `parts`.
-    fn run(&self, state: &State, parts: &Parts, request_id: RequestId) -> Result<Reply> {
+    fn run(self, state: &State, parts: &Parts, request_id: RequestId) -> Result<Reply> {
         let ctx = Context {
             state,
             method: parts.method.as_str(),
@@ -110,7 +112,10 @@ impl Job {
             metadata: self.metadata,
             request_id: request_id.as_str(),
         };
-        handlers::dispatch(&ctx, &self.body)
+        match self.paused {
+            Some(paused) => handlers::resume_query(&ctx, paused),
+            None => handlers::dispatch(&ctx, &self.body),
+        }
     }
 }
 
@@ -195,22 +200,41 @@ async fn prepare(
         let etag = Combiner::commit(state, write?).await?;
         return Ok(Step::Done(handlers::written(etag)));
     }
-    if is_point_read(method, &target) || (is_bounded_write(method, &target) && alone(state).await) {
+    if is_point_read(method, &target)
+        || (is_bounded_write(method, &target)
+            && !state.account.engine().writes_held_back()
+            && alone(state).await)
+    {
         // A point read is served where it was parsed: one engine get of a row that is
         // almost always in the block or page cache costs less than handing the request to
         // a worker and back (two thread wake-ups). So is a single-entity write or a batch that
         // no other request is waiting on: its sync blocks this thread, but nothing else was
         // queued for it, and the hand-off cost two wake-ups per write. Requests that arrive
         // meanwhile wait at most that one write; writes that find each other go to the pool,
-        // where concurrent writers share one group commit.
+        // where concurrent writers share one group commit. A write the engine is holding back
+        // (flushes and compactions behind) is never run here: it could block this thread for
+        // the whole stall.
         return handlers::dispatch(&ctx, &body).map(Step::Done);
     }
+    // A query page alone in flight is scanned here too, for at most a short budget (see
+    // `handlers::query`); one that needs longer is finished on a worker.
+    let paused = if is_entity_query(method, &target) && alone(state).await {
+        match handlers::query_inline(&ctx) {
+            Some(Ok(QueryStep::Done(reply))) => return Ok(Step::Done(reply)),
+            Some(Ok(QueryStep::Paused(paused))) => Some(paused),
+            Some(Err(error)) => return Err(error),
+            None => None,
+        }
+    } else {
+        None
+    };
     Ok(Step::Worker(Job {
         target,
         principal,
         base,
         metadata,
         body,
+        paused,
     }))
 }
 
@@ -222,10 +246,9 @@ fn is_point_read(method: &str, target: &route::Target) -> bool {
 /// Whether the calling request is still the only one in flight once every connection with
 /// bytes already waiting has been read: yielding lets the runtime poll its sockets, so
 /// requests that arrived while this one was parsed (or while the previous one synced) are
-/// counted before it decides to block the thread. A write the engine is holding back (flushes
-/// and compactions behind) is never run here: it could block this thread for the whole stall.
+/// counted before it decides to block the thread.
 async fn alone(state: &State) -> bool {
-    if !state.alone() || state.account.engine().writes_held_back() {
+    if !state.alone() {
         return false;
     }
     if state.surely_alone() {
@@ -235,6 +258,13 @@ async fn alone(state: &State) -> bool {
     }
     tokio::task::yield_now().await;
     state.alone()
+}
+
+/// Whether a request is a Query Entities page (`GET` of a table's entities).
+fn is_entity_query(method: &str, target: &route::Target) -> bool {
+    method == "GET"
+        && matches!(target.resource, Resource::Entities(_))
+        && target.param("comp").is_none()
 }
 
 /// Whether a request names one entity (read, insert, update, merge, delete) or is a batch:
