@@ -6,6 +6,8 @@
 //! for a 1,000-entity page, and the page's body is then copied into the socket by the thread
 //! whose cache holds it. A page not done by then is finished on a worker from where it
 //! stopped ([`PausedQuery`]), so the I/O thread is never held for longer than that.
+//! Its two parts then read two snapshots, exactly as two consecutive pages would: the service
+//! promises no consistency across a query's pages, and a client cannot tell the two apart.
 
 use std::time::{Duration, Instant};
 
