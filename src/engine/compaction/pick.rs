@@ -53,14 +53,6 @@ pub fn pick(version: &Version, options: &Options) -> Option<CompactionJob> {
     Some(job(version, vec![Arc::clone(cheapest)], level + 1))
 }
 
-/// Whether any level is over its budget, so [`pick`] has a job.
-#[must_use]
-pub fn compaction_due(version: &Version, options: &Options) -> bool {
-    let l0_files = version.levels.first().map_or(0, Vec::len);
-    let level_bytes: Vec<u64> = (0..NUM_LEVELS).map(|l| version.level_bytes(l)).collect();
-    most_urgent(l0_files, &level_bytes, options).is_some()
-}
-
 /// The level to compact from, given L0's SST count and every level's bytes: the highest
 /// score among L0 (once it holds `l0_compaction_trigger` SSTs) and the levels over their
 /// target (never the last, which has nowhere to go); ties go to the upper level.

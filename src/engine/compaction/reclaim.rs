@@ -1,7 +1,7 @@
 //! Gives the space flushes and compactions free back to the file system once the work that
 //! would reuse it is done.
 
-use super::pick::compaction_due;
+use super::pick::pick;
 use crate::engine::inner::Inner;
 
 /// When a flush gives the space it freed back to the file system.
@@ -50,7 +50,7 @@ impl Inner {
     /// flush path and under the allocator lock the flushes and merges allocate with.
     pub(super) fn punch_free_space_when_caught_up(&self) {
         let caught_up =
-            self.frozen.lock().is_empty() && !compaction_due(&self.view().version, &self.options);
+            self.frozen.lock().is_empty() && pick(&self.view().version, &self.options).is_none();
         if caught_up {
             self.punch_free_space_unless_syncing();
         }
