@@ -39,18 +39,22 @@ impl Inner {
     }
 
     /// Punches free space (as [`Inner::punch_free_space_unless_syncing`]) only when no
-    /// memtable waits for its flush and no level is over its budget; otherwise the holes stay
-    /// listed for the first flush or merge that finds the work done.
+    /// memtable waits for its flush and either no compaction is due or no write came since
+    /// the last freeze (the active memtable is empty: a load is over, and the merges working
+    /// off its backlog punch as they go); otherwise the holes stay listed for the first flush
+    /// or merge that finds it so.
     ///
-    /// While work is due, the next flushes and merges write into the lowest holes, so a punch
-    /// only makes the file system allocate the same pages again. It is not free either: a
-    /// punch holds the inode lock that every write to the file takes (the writer's WAL
-    /// appends included) and, on a file system mounted with `discard`, waits for the
-    /// device's discard. A 1M-entry bulk load made 150–200 punches of 2–16 ms each, on the
-    /// flush path and under the allocator lock the flushes and merges allocate with.
+    /// While writes keep coming and work is due, the next flushes and merges write into the
+    /// lowest holes, so a punch only makes the file system allocate the same pages again. It
+    /// is not free either: a punch holds the inode lock that every write to the file takes
+    /// (the writer's WAL appends included) and, on a file system mounted with `discard`,
+    /// waits for the device's discard. A 1M-entry bulk load made 150–200 punches of 2–16 ms
+    /// each, on the flush path and under the allocator lock the flushes and merges allocate
+    /// with.
     pub(super) fn punch_free_space_when_caught_up(&self) {
-        let caught_up =
-            self.frozen.lock().is_empty() && pick(&self.view().version, &self.options).is_none();
+        let view = self.view();
+        let caught_up = self.frozen.lock().is_empty()
+            && (view.mem.is_empty() || pick(&view.version, &self.options).is_none());
         if caught_up {
             self.punch_free_space_unless_syncing();
         }
@@ -63,7 +67,7 @@ mod tests {
 
     use crate::engine::file::{FaultyStorage, Storage};
     use crate::engine::inner::Inner;
-    use crate::engine::{Durability, Options, Result, WriteBatch};
+    use crate::engine::{Durability, Options, Result, ValueKind, WriteBatch};
 
     type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
@@ -81,15 +85,21 @@ mod tests {
     }
 
     /// Writes 200 KiB (more than the smallest WAL segment, so the segment freed is large
-    /// enough to punch) and flushes it as the flush thread does: the memtable frozen behind a
-    /// new WAL segment, then `flush_frozen`, whose install frees the old segment.
+    /// enough to punch) and flushes it as the flush thread does during a load: the memtable
+    /// frozen behind a new WAL segment, the next write arriving, then `flush_frozen`, whose
+    /// install frees the old segment.
     fn background_flush(inner: &Inner, tag: u8) -> Result<()> {
         let mut batch = WriteBatch::new();
         for row in 0..200u32 {
             batch.put(format!("{tag}-{row:06}").as_bytes(), &[tag; 1024]);
         }
-        inner.write(&batch, Durability::Buffered)?;
+        let seq = inner.write(&batch, Durability::Buffered)?;
         inner.freeze(&mut inner.writer.lock())?;
+        // Straight into the memtable: through `write`, an engine without a background thread
+        // would flush and run the due merge itself before this test looks.
+        let key = format!("{tag}-next");
+        let mem = Arc::clone(&inner.view().mem);
+        mem.insert(key.as_bytes(), seq + 1_000, ValueKind::Put, b"arriving");
         inner.flush_frozen()
     }
 
@@ -122,6 +132,27 @@ mod tests {
             faulty.punch_count() > caught_up,
             "the merge that caught up punches what it and the flush freed"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn background_flush_after_the_last_write_punches_though_a_compaction_is_due() -> TestResult {
+        let (inner, faulty) = engine()?;
+        background_flush(&inner, 1)?;
+        background_flush(&inner, 2)?;
+        let loading = faulty.punch_count();
+        // The write that arrived is flushed and nothing follows it: the load is over.
+        inner.freeze(&mut inner.writer.lock())?;
+        inner.flush_frozen()?;
+        assert!(
+            inner
+                .view()
+                .version
+                .levels
+                .first()
+                .is_some_and(|l0| l0.len() >= 2)
+        );
+        assert!(faulty.punch_count() > loading);
         Ok(())
     }
 
