@@ -39,19 +39,30 @@ impl Inner {
     }
 
     /// Punches free space (as [`Inner::punch_free_space_unless_syncing`]) only when no
-    /// memtable waits for its flush and either no compaction is due or no write came since
-    /// the last freeze (the active memtable is empty: a load is over, and the merges working
-    /// off its backlog punch as they go); otherwise the holes stay listed for the first flush
-    /// or merge that finds it so.
+    /// memtable waits for its flush and no compaction is due; otherwise the holes stay listed
+    /// for the first flush or merge that finds the work done (or for [`Inner::punch_after_merge`]).
     ///
-    /// While writes keep coming and work is due, the next flushes and merges write into the
-    /// lowest holes, so a punch only makes the file system allocate the same pages again. It
-    /// is not free either: a punch holds the inode lock that every write to the file takes
-    /// (the writer's WAL appends included) and, on a file system mounted with `discard`,
-    /// waits for the device's discard. A 1M-entry bulk load made 150–200 punches of 2–16 ms
-    /// each, on the flush path and under the allocator lock the flushes and merges allocate
-    /// with.
+    /// While work is due, the next flushes and merges write into the lowest holes, so a punch
+    /// only makes the file system allocate the same pages again. It is not free either: a
+    /// punch holds the inode lock that every write to the file takes (the writer's WAL
+    /// appends included) and, on a file system mounted with `discard`, waits for the device's
+    /// discard. A 1M-entry bulk load made 150–200 punches of 2–16 ms each, on the flush path
+    /// and under the allocator lock the flushes and merges allocate with.
     pub(super) fn punch_free_space_when_caught_up(&self) {
+        let caught_up =
+            self.frozen.lock().is_empty() && pick(&self.view().version, &self.options).is_none();
+        if caught_up {
+            self.punch_free_space_unless_syncing();
+        }
+    }
+
+    /// After a merge: as [`Inner::punch_free_space_when_caught_up`], and also while work is
+    /// still due once no write came since the last freeze (the active memtable is empty and
+    /// none is frozen: a load is over, and the merges working off its backlog punch as they
+    /// go, so the space the load left follows the data as before). Flushes do not take this
+    /// path: the active memtable is also empty while the writer waits at the frozen-memtable
+    /// stop, which is when the flush thread installs.
+    pub(super) fn punch_after_merge(&self) {
         let view = self.view();
         let caught_up = self.frozen.lock().is_empty()
             && (view.mem.is_empty() || pick(&view.version, &self.options).is_none());
@@ -65,6 +76,8 @@ impl Inner {
 mod tests {
     use std::sync::Arc;
 
+    use crate::engine::compaction::CompactionJob;
+    use crate::engine::compaction::pick::pick;
     use crate::engine::file::{FaultyStorage, Storage};
     use crate::engine::inner::Inner;
     use crate::engine::{Durability, Options, Result, ValueKind, WriteBatch};
@@ -136,23 +149,48 @@ mod tests {
     }
 
     #[test]
-    fn background_flush_after_the_last_write_punches_though_a_compaction_is_due() -> TestResult {
-        let (inner, faulty) = engine()?;
-        background_flush(&inner, 1)?;
-        background_flush(&inner, 2)?;
-        let loading = faulty.punch_count();
-        // The write that arrived is flushed and nothing follows it: the load is over.
-        inner.freeze(&mut inner.writer.lock())?;
-        inner.flush_frozen()?;
-        assert!(
-            inner
-                .view()
-                .version
-                .levels
-                .first()
-                .is_some_and(|l0| l0.len() >= 2)
-        );
-        assert!(faulty.punch_count() > loading);
+    fn merge_after_the_last_write_punches_though_more_work_is_due() -> TestResult {
+        for writes_arriving in [true, false] {
+            let faulty = Arc::new(FaultyStorage::new());
+            let storage: Arc<dyn Storage> = Arc::clone(&faulty) as Arc<dyn Storage>;
+            // L1 over its target once L0 lands there (the repeated values compress to ~10 KiB):
+            // an L1 -> L2 merge is due after the first.
+            let options = Options {
+                background_compaction: false,
+                l0_compaction_trigger: 2,
+                l1_target_bytes: 4 << 10,
+                ..Options::default()
+            };
+            let inner = super::super::super::recovery::open(storage, options, false)?;
+            background_flush(&inner, 1)?;
+            background_flush(&inner, 2)?;
+            if !writes_arriving {
+                inner.freeze(&mut inner.writer.lock())?;
+                inner.flush_frozen()?;
+            }
+            let before = faulty.punch_count();
+            let job = CompactionJob {
+                inputs: inner
+                    .view()
+                    .version
+                    .levels
+                    .first()
+                    .cloned()
+                    .unwrap_or_default(),
+                output_level: 1,
+                drop_tombstones: true,
+            };
+            {
+                let _guard = inner.compaction.lock();
+                inner.run_compaction(&job)?;
+            }
+            assert!(pick(&inner.view().version, &inner.options).is_some());
+            assert_eq!(
+                faulty.punch_count() > before,
+                !writes_arriving,
+                "writes arriving: {writes_arriving}"
+            );
+        }
         Ok(())
     }
 
