@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::DropRules;
 use super::merge::MemEntries;
+use super::reclaim::Reclaim;
 use crate::engine::Result;
 use crate::engine::inner::Inner;
 use crate::engine::version::Version;
@@ -21,7 +22,7 @@ impl Inner {
                 self.freeze_for_flush(&mut writer)?;
             }
         }
-        self.flush_frozen_punching(true)
+        self.flush_frozen_reclaiming(Reclaim::Now)
     }
 
     /// As [`Inner::flush`], but the log moves to a fresh segment (see [`Inner::freeze`]).
@@ -39,16 +40,17 @@ impl Inner {
                 self.freeze(&mut writer)?;
             }
         }
-        self.flush_frozen_punching(punch)
+        self.flush_frozen_reclaiming(if punch { Reclaim::Now } else { Reclaim::Keep })
     }
 
-    /// Writes every frozen memtable to an L0 SST, oldest first. Caller holds `flushing`.
+    /// Writes every frozen memtable to an L0 SST, oldest first; the space freed is punched out
+    /// of the file once flushes and compactions have caught up. Caller holds `flushing`.
     pub fn flush_frozen(&self) -> Result<()> {
-        self.flush_frozen_punching(true)
+        self.flush_frozen_reclaiming(Reclaim::WhenCaughtUp)
     }
 
-    /// As [`Inner::flush_frozen`]; the space freed is punched out of the file only with `punch`.
-    fn flush_frozen_punching(&self, punch: bool) -> Result<()> {
+    /// As [`Inner::flush_frozen`]; the space freed is punched out of the file per `reclaim`.
+    fn flush_frozen_reclaiming(&self, reclaim: Reclaim) -> Result<()> {
         loop {
             let Some(frozen) = self.frozen.lock().first().cloned() else {
                 return Ok(());
@@ -77,8 +79,10 @@ impl Inner {
                 version
             };
             self.install(edit, Vec::new(), Some(&frozen))?;
-            if punch {
-                self.punch_free_space_unless_syncing();
+            match reclaim {
+                Reclaim::Keep => {}
+                Reclaim::Now => self.punch_free_space_unless_syncing(),
+                Reclaim::WhenCaughtUp => self.punch_free_space_when_caught_up(),
             }
         }
     }

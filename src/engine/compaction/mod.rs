@@ -108,7 +108,7 @@ impl Inner {
             return Ok(());
         };
         self.commit_job(job, outputs)?;
-        self.punch_free_space_unless_syncing();
+        self.punch_after_merge();
         Ok(())
     }
 

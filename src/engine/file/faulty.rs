@@ -77,6 +77,7 @@ struct State {
     writes: u64,
     syncs: u64,
     crashes: u64,
+    punches: u64,
 }
 
 /// An in-memory file with a live image and a durable image.
@@ -382,6 +383,12 @@ impl FaultyStorage {
         self.state.lock().syncs
     }
 
+    /// Holes punched so far.
+    #[must_use]
+    pub fn punch_count(&self) -> u64 {
+        self.state.lock().punches
+    }
+
     /// Crashes so far (explicit or caused by a torn write).
     #[must_use]
     pub fn crash_count(&self) -> u64 {
@@ -493,6 +500,7 @@ impl Storage for FaultyStorage {
     /// punched into live data then shows up as corruption in the tests.
     fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
         let mut st = self.state.lock();
+        st.punches += 1;
         let end = offset.saturating_add(len).min(st.live.len() as u64);
         if end <= offset {
             return Ok(());
