@@ -369,6 +369,18 @@ impl PropertyName {
         Self::new(name)
     }
 
+    /// Checks `name` against the property name rules without keeping it: the same result
+    /// as [`Self::from_borrowed`], for an encoder that writes the borrowed text itself.
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub(crate) fn check(name: &str) -> Result<()> {
+        if Self::is_plain_ascii(name) {
+            return Ok(());
+        }
+        Self::new(name).map(drop)
+    }
+
     /// A name read back from a row this crate encoded (and a checksum kept): it passed the
     /// naming rules when it was written, so they are not checked again. Only for that path.
     pub(crate) fn from_stored(name: &str) -> Self {
@@ -423,5 +435,40 @@ impl AsRef<str> for PropertyName {
 impl std::borrow::Borrow<str> for PropertyName {
     fn borrow(&self) -> &str {
         &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PropertyName;
+
+    #[test]
+    fn a_checked_property_name_passes_or_fails_as_a_built_one() {
+        let names = [
+            "N".to_owned(),
+            "_a1".to_owned(),
+            "Größe".to_owned(),
+            "名前".to_owned(),
+            String::new(),
+            "1a".to_owned(),
+            "a-b".to_owned(),
+            "a b".to_owned(),
+            "é-".to_owned(),
+            "PartitionKey".to_owned(),
+            "RowKey".to_owned(),
+            "Timestamp".to_owned(),
+            "a".repeat(255),
+            "a".repeat(256),
+            "é".repeat(255),
+            "é".repeat(256),
+            "𝒜".repeat(128),
+        ];
+        for name in &names {
+            let checked = PropertyName::check(name).map_err(|error| error.to_string());
+            let built = PropertyName::new(name.as_str())
+                .map(drop)
+                .map_err(|error| error.to_string());
+            assert_eq!(checked, built, "{name:.40}");
+        }
     }
 }

@@ -245,7 +245,8 @@ fn typed_number(edm: EdmType, n: &Number) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::write::{write_etag, write_str};
+    use super::stamp::write_etag;
+    use super::write::write_str;
     use crate::model::DateTime;
     use crate::table::ETag;
 

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use self::plain::{push_ascii, push_plain};
 use super::stamp::StampText;
+use super::stamp::push_colons_escaped;
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
@@ -200,6 +201,14 @@ fn clean_prefix(bytes: &[u8]) -> usize {
         .unwrap_or(bytes.len() - at)
 }
 
+/// Appends the `"odata.metadata":"<base>/$metadata#<table>/@Element",` member of an entity
+/// answered on its own (not in a feed).
+fn write_metadata_member(out: &mut String, links: &Links<'_>) {
+    out.push_str("\"odata.metadata\":");
+    write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
+    out.push(',');
+}
+
 /// Appends the concatenation of `parts` as one JSON string literal (escaping is per
 /// character, so escaping the parts one by one is the same).
 pub fn write_str_parts(out: &mut String, parts: &[&str]) {
@@ -208,49 +217,6 @@ pub fn write_str_parts(out: &mut String, parts: &[&str]) {
         write_escaped(out, part);
     }
     out.push('"');
-}
-
-/// Appends the JSON string of the weak ETag of an entity written at `timestamp` (its ISO 8601
-/// form): `W/"datetime'<timestamp, ':' as %3A>'"`, as [`crate::table::ETag`] displays it,
-/// without formatting the timestamp a second time.
-pub(super) fn write_etag(out: &mut String, timestamp: &str) {
-    out.push_str("\"W/\\\"datetime'");
-    push_colons_escaped(out, timestamp);
-    out.push_str("'\\\"\"");
-}
-
-/// Appends `timestamp` with each `:` percent-encoded (`%3A`), as an ETag carries it. The
-/// ISO 8601 text of a Timestamp has its two colons at fixed places (`hh:mm:ss`), so they are
-/// not searched for (a `char` search per piece cost a point read ~900 instructions over its
-/// two ETag texts); any other text is split at every colon.
-fn push_colons_escaped(out: &mut String, timestamp: &str) {
-    /// Places of the colons of `YYYY-MM-DDThh:mm:ss.fffffffZ`.
-    const COLONS: (usize, usize) = (13, 16);
-    let bytes = timestamp.as_bytes();
-    let fixed = bytes.len() == ISO8601_LEN
-        && bytes.get(COLONS.0) == Some(&b':')
-        && bytes.get(COLONS.1) == Some(&b':')
-        && bytes.iter().filter(|&&b| b == b':').count() == 2;
-    if fixed
-        && let (Some(hours), Some(minutes), Some(seconds)) = (
-            timestamp.get(..COLONS.0),
-            timestamp.get(COLONS.0 + 1..COLONS.1),
-            timestamp.get(COLONS.1 + 1..),
-        )
-    {
-        out.push_str(hours);
-        out.push_str("%3A");
-        out.push_str(minutes);
-        out.push_str("%3A");
-        out.push_str(seconds);
-        return;
-    }
-    for (index, part) in timestamp.split(':').enumerate() {
-        if index > 0 {
-            out.push_str("%3A");
-        }
-        out.push_str(part);
-    }
 }
 
 /// The key-predicate form of an entity's address: `PartitionKey='a',RowKey='b'` with quotes
@@ -342,6 +308,10 @@ pub struct EntityWriter<'a> {
     in_feed: bool,
     select: Option<&'a [&'a str]>,
     stamp: StampText,
+    /// The `"odata.metadata":"…",` member every row of this writer starts with (outside a
+    /// feed), escaped once by the second row: a batch answers with 100 such objects.
+    metadata_member: Option<String>,
+    rows_headed: usize,
 }
 
 impl<'a> EntityWriter<'a> {
@@ -360,6 +330,8 @@ impl<'a> EntityWriter<'a> {
             in_feed,
             select,
             stamp: StampText::new(),
+            metadata_member: None,
+            rows_headed: 0,
         }
     }
 
@@ -464,9 +436,19 @@ impl<'a> EntityWriter<'a> {
             Metadata::None => out.push_str("\"PartitionKey\":"),
             Metadata::Minimal | Metadata::Full => {
                 if !self.in_feed {
-                    out.push_str("\"odata.metadata\":");
-                    write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
-                    out.push(',');
+                    // A lone row (a single-entity response) writes the member directly; a
+                    // writer's rows from the second on copy it, escaped once.
+                    self.rows_headed += 1;
+                    if self.rows_headed == 1 {
+                        write_metadata_member(out, links);
+                    } else {
+                        let member = self.metadata_member.get_or_insert_with(|| {
+                            let mut member = String::new();
+                            write_metadata_member(&mut member, links);
+                            member
+                        });
+                        out.push_str(member);
+                    }
                 }
                 if metadata == Metadata::Full {
                     let address =

@@ -144,13 +144,15 @@ fn encode_in_body_order(
             Some((_, Scalar::Str(text))) => Some(text.as_ref()),
             Some(_) => return None,
         };
+        // Any refusal is `None`, so the order of the checks does not matter here; the name
+        // is checked once and written from the body's text (no owned copy).
+        PropertyName::check(name).ok()?;
         let value = match (annotation, json) {
             (None | Some(EDM_STRING), Scalar::Str(text)) => {
                 Encoded::Str(text.as_ref(), checked_string_size(text).ok()?)
             }
             _ => {
                 let value = property_value(name, json, annotation).ok()?;
-                PropertyName::from_borrowed(name).ok()?;
                 let Some(value) = value else {
                     continue;
                 };
@@ -158,18 +160,17 @@ fn encode_in_body_order(
                 Encoded::Value(value, size)
             }
         };
-        let property = PropertyName::from_borrowed(name).ok()?;
         written += 1;
         let value_size = match &value {
             Encoded::Str(_, size) | Encoded::Value(_, size) => *size,
         };
-        size += PROPERTY_SIZE_OVERHEAD + utf16_bytes(property.as_str()) + value_size;
+        size += PROPERTY_SIZE_OVERHEAD + utf16_bytes(name) + value_size;
         if written > MAX_CUSTOM_PROPERTIES || size > ENTITY_MAX_BYTES {
             return None;
         }
         match &value {
-            Encoded::Str(text, _) => writer.push_str(property.as_str(), text),
-            Encoded::Value(value, _) => writer.push(property.as_str(), value),
+            Encoded::Str(text, _) => writer.push_str(name, text),
+            Encoded::Value(value, _) => writer.push(name, value),
         }
     }
     writer.finish();
@@ -203,7 +204,7 @@ fn encode_members(
             }),
         };
         // Checked even for a null, as `parse_entity` does.
-        let property = PropertyName::from_borrowed(name)?;
+        PropertyName::check(name)?;
         let Some(value) = value else {
             continue;
         };
@@ -215,13 +216,13 @@ fn encode_members(
         let value_size = match &value {
             Encoded::Str(_, size) | Encoded::Value(_, size) => *size,
         };
-        size += PROPERTY_SIZE_OVERHEAD + utf16_bytes(property.as_str()) + value_size;
+        size += PROPERTY_SIZE_OVERHEAD + utf16_bytes(name) + value_size;
         if size > ENTITY_MAX_BYTES {
             return Err(model_error(ModelError::EntityTooLarge { size }).into());
         }
         match &value {
-            Encoded::Str(text, _) => writer.push_str(property.as_str(), text),
-            Encoded::Value(value, _) => writer.push(property.as_str(), value),
+            Encoded::Str(text, _) => writer.push_str(name, text),
+            Encoded::Value(value, _) => writer.push(name, value),
         }
     }
     writer.finish();

@@ -145,6 +145,46 @@ fn a_page_of_rows_is_written_as_the_service_writes_it() {
 }
 
 #[test]
+fn rows_after_the_first_outside_a_feed_are_written_as_lone_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let account = Account::open(dir.path().join("db")).unwrap();
+    account.create_table("Items").unwrap();
+    let table = account.table("Items").unwrap();
+    for rk in ["r1", "r2", "r3"] {
+        table
+            .insert(&Entity::new(
+                PartitionKey::new("p").unwrap(),
+                RowKey::new(rk).unwrap(),
+            ))
+            .unwrap();
+    }
+    let links = Links {
+        base: "http://h/a\"c",
+        account: "a\"c",
+        table: "Items",
+    };
+    let to_table_error = |_| TableError::OutOfRangeInput {
+        reason: String::new(),
+    };
+    for metadata in [Metadata::None, Metadata::Minimal, Metadata::Full] {
+        let mut writer = super::EntityWriter::new(metadata, &links, false, None);
+        let (mut ours, mut lone) = (String::new(), String::new());
+        table
+            .query_rows(&crate::table::Query::default(), |row| {
+                writer.write_row(&mut ours, row).map_err(to_table_error)?;
+                write_row(&mut lone, row, metadata, &links, false, None).map_err(to_table_error)
+            })
+            .unwrap();
+        assert_eq!(ours, lone);
+        let members = lone.matches(r#""odata.metadata":"http://h/a\"c/$metadata#Items/@Element","#);
+        assert_eq!(
+            members.count(),
+            if metadata == Metadata::None { 0 } else { 3 }
+        );
+    }
+}
+
+#[test]
 fn colons_are_escaped_as_a_split_at_every_colon_escapes_them() {
     let split = |text: &str| text.split(':').collect::<Vec<_>>().join("%3A");
     let samples = [
