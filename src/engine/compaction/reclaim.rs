@@ -109,7 +109,9 @@ mod tests {
         let seq = inner.write(&batch, Durability::Buffered)?;
         inner.freeze(&mut inner.writer.lock())?;
         // Straight into the memtable: through `write`, an engine without a background thread
-        // would flush and run the due merge itself before this test looks.
+        // would flush and run the due merge itself before this test looks. The sequence number
+        // was never issued, so a later flush records a `flushed_seq` past every real write:
+        // these tests must never reopen the engine (replay would skip the writes below it).
         let key = format!("{tag}-next");
         let mem = Arc::clone(&inner.view().mem);
         mem.insert(key.as_bytes(), seq + 1_000, ValueKind::Put, b"arriving");

@@ -383,7 +383,7 @@ impl FaultyStorage {
         self.state.lock().syncs
     }
 
-    /// Holes punched so far.
+    /// Punches so far that covered at least one byte of the file.
     #[must_use]
     pub fn punch_count(&self) -> u64 {
         self.state.lock().punches
@@ -500,11 +500,11 @@ impl Storage for FaultyStorage {
     /// punched into live data then shows up as corruption in the tests.
     fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
         let mut st = self.state.lock();
-        st.punches += 1;
         let end = offset.saturating_add(len).min(st.live.len() as u64);
         if end <= offset {
             return Ok(());
         }
+        st.punches += 1;
         let zeros = vec![0u8; (end - offset) as usize];
         apply_write(&mut st.live, offset, &zeros);
         st.pending.push(Op::Write {
