@@ -4,7 +4,7 @@
         --floor target/release/examples/request_floor \
         --variant epoll:direct:written --variant threads:direct:written ... \
         [--strata target/release/strata] [--azurite target/azurite/node_modules/.bin/azurite-table] \
-        [--rounds 2] [--reads 1000] [--upserts 1000] [--clients 1,8] [--perf stat|none]
+        [--rounds 2] [--reads 1000] [--upserts 1000] [--clients 1,8] [--perf stat|record|none] [--out DIR]
 
 The floor server (`examples/request_floor.rs`, one `--variant io:sync:blocks` per layout) answers
 the SDK with canned bytes and one durable page write per write request; strata and Azurite are
@@ -14,7 +14,8 @@ same SDK calls, 1 and 8 client processes) and its CPU per operation is metered e
 bench does (threads' schedstat, until quiet). Servers are alternated within a round and each
 round starts them afresh; the table at the end gives the median over rounds. `--perf stat`
 also counts, per operation, the server's context switches and system calls (`perf stat -p`;
-its tracepoints cost the server some CPU, so take CPU figures from `--perf none` rounds).
+its tracepoints cost the server some CPU, so take CPU figures from `--perf none` rounds);
+`--perf record` leaves `perf record -e cpu-clock -g` data per row in `--out`.
 """
 
 import argparse
@@ -39,7 +40,7 @@ PARTITIONS = 20
 TABLE = "bench"
 SYSCALLS = ["epoll_wait", "epoll_pwait", "recvfrom", "read", "sendto", "writev", "write", "pwrite64",
             "pwritev2", "fdatasync", "futex", "io_uring_enter"]
-EVENTS = "task-clock,context-switches,page-faults," + ",".join(f"syscalls:sys_enter_{s}" for s in SYSCALLS)
+EVENTS = "task-clock,context-switches,page-faults,block:block_rq_issue," + ",".join(f"syscalls:sys_enter_{s}" for s in SYSCALLS)
 
 
 def launch(kind, spec, binary, port, work):
@@ -85,6 +86,12 @@ def bench(name, kind, cmd, work, pools, args, results):
                 if args.perf == "stat":
                     perf = subprocess.Popen(["perf", "stat", "-x,", "-e", EVENTS, "-p", str(proc.pid),
                                              "-o", stat_path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                elif args.perf == "record":
+                    tag = f"{name}-{row}-{clients}c".replace(" ", "_").replace(":", "-")
+                    perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-g", "-p", str(proc.pid),
+                                             "-o", os.path.join(args.out, f"{tag}.data")],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                if perf:
                     time.sleep(0.5)
                 meter = CpuMeter(proc.pid)
                 start = time.monotonic()
@@ -96,6 +103,7 @@ def bench(name, kind, cmd, work, pools, args, results):
                 if perf:
                     perf.send_signal(signal.SIGINT)
                     perf.wait()
+                if args.perf == "stat":
                     counts = perf_counts(stat_path, ops)
                 us = cpu * 1e6 / ops
                 results.append((name, row, clients, us, counts))
@@ -121,7 +129,8 @@ def main():
     ap.add_argument("--reads", type=int, default=1000)
     ap.add_argument("--upserts", type=int, default=1000)
     ap.add_argument("--clients", default="1,8")
-    ap.add_argument("--perf", default="none", choices=["stat", "none"])
+    ap.add_argument("--perf", default="none", choices=["stat", "record", "none"])
+    ap.add_argument("--out", default="/var/tmp", help="where --perf record leaves its data")
     ap.add_argument("--dir", default="/var/tmp", help="where data directories and journals go")
     args = ap.parse_args()
     args.clients = [int(c) for c in args.clients.split(",")]

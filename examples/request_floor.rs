@@ -34,6 +34,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use tokio::io::AsyncRead;
+
 /// The unit of a durable write: one page, as the WAL's direct appends.
 const PAGE: usize = 4096;
 /// Journal size; writes wrap around it.
@@ -457,14 +459,20 @@ async fn serve_tokio_connection(
     let mut input = Vec::with_capacity(READ_CHUNK);
     let mut out = Vec::with_capacity(READ_CHUNK);
     let mut chunk = [0u8; READ_CHUNK];
+    let mut stream = stream;
     loop {
-        stream.readable().await?;
-        let n = match stream.try_read(&mut chunk) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => continue,
-            Err(err) => return Err(err),
-        };
+        // `poll_read`, not `readable` + `try_read`: it clears the readiness after a short
+        // read, as hyper's reads do, which saves the `recv` that would meet EAGAIN.
+        let n = std::future::poll_fn(|cx| {
+            let mut buf = tokio::io::ReadBuf::new(&mut chunk);
+            std::pin::Pin::new(&mut stream)
+                .poll_read(cx, &mut buf)
+                .map_ok(|()| buf.filled().len())
+        })
+        .await?;
+        if n == 0 {
+            return Ok(());
+        }
         input.extend_from_slice(&chunk[..n]);
         if answer_all(&mut input, &mut out, read_answer)? {
             journal.commit()?;
