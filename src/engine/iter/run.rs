@@ -115,8 +115,11 @@ impl RangeIter {
                 }
             }
             // Not an older version of a key already judged, so its key was not returned.
-            paused = visited > pause_after;
-            paused
+            if visited > pause_after {
+                paused = true;
+                return true;
+            }
+            false
         };
         let stopped = match lead {
             Source::Sst(lead) => match lead.run_block(below, &mut offer)? {
