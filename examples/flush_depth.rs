@@ -24,6 +24,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+#[path = "support/flags.rs"]
+mod flags;
+
+use flags::{flag_pairs, unknown_flag};
+
 const PAGE: usize = 4096;
 
 /// Flush requests the block device `disk` completed so far (0 where the field is absent).
@@ -119,9 +124,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut spinners, mut writes, mut rounds) = (1u64, 2_000u64, 3u64);
     let mut dir = PathBuf::from("/var/tmp");
     let mut disk = String::from("vda");
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+    for (flag, value) in flag_pairs()? {
         match flag.as_str() {
             "--threads" => {
                 depths = value.split(',').map(str::parse).collect::<Result<_, _>>()?;
@@ -131,7 +134,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--rounds" => rounds = value.parse()?,
             "--dir" => dir = PathBuf::from(value),
             "--disk" => disk = value,
-            _ => return Err(format!("unknown flag {flag}").into()),
+            _ => return Err(unknown_flag(&flag)),
         }
     }
     if depths.contains(&0) {

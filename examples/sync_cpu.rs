@@ -26,9 +26,12 @@ use std::time::{Duration, Instant};
 
 use strata::engine::{Durability, Engine, Options, WriteBatch};
 
+#[path = "support/flags.rs"]
+mod flags;
 #[path = "support/values.rs"]
 mod values;
 
+use flags::{flag_pairs, unknown_flag};
 use values::{Mix, VALUE_BYTES, value_pool};
 
 /// Entries per preload batch (the peer bench's default).
@@ -136,9 +139,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut settle, mut random, mut fifo) = (false, false, false);
     let mut dir = PathBuf::from("/var/tmp");
     let mut disk = String::from("vda");
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a value"))?;
+    for (flag, value) in flag_pairs()? {
         match flag.as_str() {
             "--threads" => threads = value.parse()?,
             "--writes" => writes = value.parse()?,
@@ -148,7 +149,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--random" => random = value != "0",
             "--fifo" => fifo = value != "0",
             "--disk" => disk = value,
-            _ => return Err(format!("unknown flag {flag}").into()),
+            _ => return Err(unknown_flag(&flag)),
         }
     }
     let path = dir.join(format!("sync_cpu_{}.strata", std::process::id()));

@@ -3,25 +3,13 @@
 //! flushed and every synced write, a prefix of the rest, and pass the integrity check.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
+mod engine_flush_support;
+
 use std::sync::Arc;
 
+use engine_flush_support::{inline_flush_options, key};
 use strata::engine::file::{CrashMode, Fault, FaultyStorage};
-use strata::engine::{Durability, Engine, Options, WriteBatch};
-
-fn options() -> Options {
-    Options {
-        memtable_bytes: 256 << 10,
-        wal_segment_max_bytes: 1 << 20,
-        // The flush runs in the calling thread, so the writes it issues are the same each run.
-        background_compaction: false,
-        l0_compaction_trigger: 64,
-        ..Options::default()
-    }
-}
-
-fn key(n: u32) -> [u8; 4] {
-    n.to_be_bytes()
-}
+use strata::engine::{Durability, Engine, WriteBatch};
 
 fn value(n: u32) -> Vec<u8> {
     vec![n as u8 ^ 0x33; 120]
@@ -48,7 +36,7 @@ struct Written {
 /// One flushed memtable, then a part-filled one whose log holds a `Sync` batch between
 /// buffered ones: the state the flush under test freezes.
 fn prepare(storage: &Arc<FaultyStorage>) -> (Engine, Written) {
-    let engine = Engine::open_with_storage(storage.clone(), options()).unwrap();
+    let engine = Engine::open_with_storage(storage.clone(), inline_flush_options()).unwrap();
     let mut n = 0;
     while n < 200 {
         n = put_batch(&engine, n, Durability::Buffered);
@@ -74,7 +62,7 @@ fn prepare(storage: &Arc<FaultyStorage>) -> (Engine, Written) {
 /// Reopens after the crash and checks what survived, then closes and runs the integrity check
 /// on the resulting image.
 fn verify(storage: Arc<FaultyStorage>, written: &Written, context: &str) {
-    let engine = Engine::open_with_storage(storage.clone(), options())
+    let engine = Engine::open_with_storage(storage.clone(), inline_flush_options())
         .unwrap_or_else(|e| panic!("{context}: reopen failed: {e}"));
     let mut present = 0;
     for n in 0..written.written {

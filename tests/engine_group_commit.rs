@@ -8,81 +8,43 @@ use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use strata::engine::file::{Fault, FaultyStorage, PAGE_SIZE, Storage};
 use strata::engine::{Durability, Engine, Error, Options, WriteBatch};
 
-/// A `FaultyStorage` whose durable writes and syncs take `delay`, so writers pile up behind a
-/// leader's sync as they do on a real disk.
+/// A `FaultyStorage` whose durable writes (and, with `hold_syncs`, its syncs) take `hold`, as
+/// a device's do, so writers pile up behind a leader; it counts them, and the writes that
+/// touched a page another write still had in flight.
 #[derive(Debug)]
-struct SlowSync {
-    inner: Arc<FaultyStorage>,
-    delay: Duration,
-    durable_writes: AtomicU64,
-}
-
-impl Storage for SlowSync {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.inner.read_exact_at(buf, offset)
-    }
-    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        self.inner.write_all_at(buf, offset)
-    }
-    fn sync_data(&self) -> io::Result<()> {
-        std::thread::sleep(self.delay);
-        self.durable_writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.sync_data()
-    }
-    fn write_all_at_durable(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        std::thread::sleep(self.delay);
-        self.durable_writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.write_all_at_durable(buf, offset)
-    }
-    fn write_pages_durable(&self, pages: &[u8], offset: u64) -> io::Result<()> {
-        std::thread::sleep(self.delay);
-        self.durable_writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.write_pages_durable(pages, offset)
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.inner.len()
-    }
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        self.inner.set_len(len)
-    }
-    fn punch_hole(&self, offset: u64, len: u64) -> io::Result<()> {
-        self.inner.punch_hole(offset, len)
-    }
-    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
-        self.inner.start_writeback(offset, len)
-    }
-    fn path(&self) -> &Path {
-        self.inner.path()
-    }
-}
-
-/// A `FaultyStorage` that keeps the pages of every write while the write is in flight
-/// (holding durable writes for `hold`, as a device does) and counts the writes that touched a
-/// page another write still had in flight.
-#[derive(Debug)]
-struct PageWatch {
+struct SlowDisk {
     inner: Arc<FaultyStorage>,
     hold: Duration,
+    hold_syncs: bool,
     /// First and last page of each write in flight.
     in_flight: Mutex<Vec<(u64, u64)>>,
     overlaps: AtomicU64,
+    /// Durable writes, and syncs when they are held.
     durable_writes: AtomicU64,
 }
 
-impl PageWatch {
+impl SlowDisk {
     fn new(inner: Arc<FaultyStorage>, hold: Duration) -> Self {
         Self {
             inner,
             hold,
+            hold_syncs: false,
             in_flight: Mutex::new(Vec::new()),
             overlaps: AtomicU64::new(0),
             durable_writes: AtomicU64::new(0),
         }
+    }
+
+    /// Syncs take `hold` too, and count as durable writes.
+    fn holding_syncs(mut self) -> Self {
+        self.hold_syncs = true;
+        self
     }
 
     fn watched(
@@ -119,7 +81,7 @@ impl PageWatch {
     }
 }
 
-impl Storage for PageWatch {
+impl Storage for SlowDisk {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         self.inner.read_exact_at(buf, offset)
     }
@@ -129,6 +91,10 @@ impl Storage for PageWatch {
         })
     }
     fn sync_data(&self) -> io::Result<()> {
+        if self.hold_syncs {
+            std::thread::sleep(self.hold);
+            self.durable_writes.fetch_add(1, Ordering::Relaxed);
+        }
         self.inner.sync_data()
     }
     fn write_all_at_durable(&self, buf: &[u8], offset: u64) -> io::Result<()> {
@@ -176,43 +142,60 @@ fn put(thread: u32, n: u32) -> WriteBatch {
     batch
 }
 
+/// An engine on a fresh fault-injecting disk.
+fn engine_on_faulty_disk() -> Arc<Engine> {
+    Arc::new(Engine::open_with_storage(Arc::new(FaultyStorage::new()), options()).unwrap())
+}
+
+/// Runs `write(engine, thread)` on `threads` threads at once; their handles, to join.
+fn writers<T: Send + 'static>(
+    engine: &Arc<Engine>,
+    threads: u32,
+    write: impl Fn(&Engine, u32) -> T + Send + Sync + 'static,
+) -> Vec<JoinHandle<T>> {
+    let write = Arc::new(write);
+    (0..threads)
+        .map(|t| {
+            let (engine, write) = (Arc::clone(engine), Arc::clone(&write));
+            std::thread::spawn(move || write(&engine, t))
+        })
+        .collect()
+}
+
+/// What each writer returned, in thread order.
+fn joined<T>(threads: Vec<JoinHandle<T>>) -> Vec<T> {
+    threads
+        .into_iter()
+        .map(|thread| thread.join().unwrap())
+        .collect()
+}
+
 #[test]
 fn group_commit_failed_sync_fails_every_waiting_member_and_keeps_every_acknowledged_write() {
     let disk = Arc::new(FaultyStorage::new());
-    let slow = Arc::new(SlowSync {
-        inner: Arc::clone(&disk),
-        delay: Duration::from_millis(2),
-        durable_writes: AtomicU64::new(0),
-    });
+    let slow = Arc::new(SlowDisk::new(Arc::clone(&disk), Duration::from_millis(2)).holding_syncs());
     let engine = Arc::new(Engine::open_with_storage(slow.clone(), options()).unwrap());
-    let threads: Vec<_> = (0..8u32)
-        .map(|t| {
-            let engine = Arc::clone(&engine);
-            std::thread::spawn(move || {
-                let mut acked = Vec::new();
-                let mut errors = Vec::new();
-                for n in 0..400u32 {
-                    match engine.write(&put(t, n), Durability::Sync) {
-                        Ok(_) if errors.is_empty() => acked.push(n),
-                        Ok(seq) => {
-                            panic!("thread {t} write {n} acknowledged (seq {seq}) after a failure")
-                        }
-                        Err(err) => errors.push(err),
-                    }
-                    if errors.len() >= 3 {
-                        break;
-                    }
-                }
-                (t, acked, errors)
-            })
-        })
-        .collect();
+    let threads = writers(&engine, 8, |engine, t| {
+        let mut acked = Vec::new();
+        let mut errors = Vec::new();
+        for n in 0..400u32 {
+            match engine.write(&put(t, n), Durability::Sync) {
+                Ok(_) if errors.is_empty() => acked.push(n),
+                Ok(seq) => panic!("thread {t} write {n} acknowledged (seq {seq}) after a failure"),
+                Err(err) => errors.push(err),
+            }
+            if errors.len() >= 3 {
+                break;
+            }
+        }
+        (t, acked, errors)
+    });
     // Let groups form behind the slow syncs, then fail one of them.
     while slow.durable_writes.load(Ordering::Relaxed) < 20 {
         std::thread::sleep(Duration::from_millis(1));
     }
     disk.inject(Fault::FailSync);
-    let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let results = joined(threads);
     let mut failed_at_once = 0;
     for (t, acked, errors) in &results {
         // Every writer saw the failure: none kept writing into a poisoned engine.
@@ -255,34 +238,25 @@ fn storage_crash_and_check(
 fn group_commit_wakes_more_writers_than_wake_bits_each_with_its_own_readable_outcome() {
     // 40 writers share 32 wake bits: two writers on one bit get each other's wake-ups, never
     // each other's outcomes.
-    let engine =
-        Arc::new(Engine::open_with_storage(Arc::new(FaultyStorage::new()), options()).unwrap());
-    let threads: Vec<_> = (0..40u32)
-        .map(|t| {
-            let engine = Arc::clone(&engine);
-            std::thread::spawn(move || {
-                let mut seqs = Vec::new();
-                for n in 0..60u32 {
-                    let durability = if (t + n) % 3 == 0 {
-                        Durability::Buffered
-                    } else {
-                        Durability::Sync
-                    };
-                    let seq = engine.write(&put(t, n), durability).unwrap();
-                    // Acknowledged means readable, at that sequence number and after.
-                    let seen = engine.snapshot().seq();
-                    assert!(seen >= seq, "seq {seq} acknowledged, snapshot at {seen}");
-                    assert_eq!(engine.get(&key(t, n)).unwrap(), Some(vec![t as u8; 50]));
-                    seqs.push(seq);
-                }
-                seqs
-            })
-        })
-        .collect();
-    let mut seqs: Vec<u64> = threads
-        .into_iter()
-        .flat_map(|thread| thread.join().unwrap())
-        .collect();
+    let engine = engine_on_faulty_disk();
+    let threads = writers(&engine, 40, |engine, t| {
+        let mut seqs = Vec::new();
+        for n in 0..60u32 {
+            let durability = if (t + n) % 3 == 0 {
+                Durability::Buffered
+            } else {
+                Durability::Sync
+            };
+            let seq = engine.write(&put(t, n), durability).unwrap();
+            // Acknowledged means readable, at that sequence number and after.
+            let seen = engine.snapshot().seq();
+            assert!(seen >= seq, "seq {seq} acknowledged, snapshot at {seen}");
+            assert_eq!(engine.get(&key(t, n)).unwrap(), Some(vec![t as u8; 50]));
+            seqs.push(seq);
+        }
+        seqs
+    });
+    let mut seqs: Vec<u64> = joined(threads).into_iter().flatten().collect();
     seqs.sort_unstable();
     assert_eq!(seqs, (1..=40 * 60).collect::<Vec<u64>>());
 }
@@ -291,22 +265,13 @@ fn group_commit_wakes_more_writers_than_wake_bits_each_with_its_own_readable_out
 fn group_commit_gather_for_writers_that_stopped_times_out_and_commits_alone() {
     // Eight durable writers teach the leaders to gather eight batches; then seven stop. The
     // one left must still commit every write (each gather led by its gatherer at its bound).
-    let engine =
-        Arc::new(Engine::open_with_storage(Arc::new(FaultyStorage::new()), options()).unwrap());
-    let threads: Vec<_> = (0..8u32)
-        .map(|t| {
-            let engine = Arc::clone(&engine);
-            std::thread::spawn(move || {
-                let writes = if t == 0 { 600 } else { 100 };
-                for n in 0..writes {
-                    engine.write(&put(t, n), Durability::Sync).unwrap();
-                }
-            })
-        })
-        .collect();
-    for thread in threads {
-        thread.join().unwrap();
-    }
+    let engine = engine_on_faulty_disk();
+    joined(writers(&engine, 8, |engine, t| {
+        let writes = if t == 0 { 600 } else { 100 };
+        for n in 0..writes {
+            engine.write(&put(t, n), Durability::Sync).unwrap();
+        }
+    }));
     for n in 0..600 {
         assert_eq!(
             engine.get(&key(0, n)).unwrap(),
@@ -322,24 +287,16 @@ fn group_commit_never_writes_a_page_another_write_still_has_in_flight() {
     // share the WAL tail page: were the next group written while the previous group's write
     // of that page was in flight, the older copy (zeroes past its own frames) could land last
     // and erase frames already acknowledged. A pipelined leader must start on a fresh page.
-    let watch = Arc::new(PageWatch::new(
+    let watch = Arc::new(SlowDisk::new(
         Arc::new(FaultyStorage::new()),
         Duration::from_micros(300),
     ));
     let engine = Arc::new(Engine::open_with_storage(watch.clone(), options()).unwrap());
-    let threads: Vec<_> = (0..8u32)
-        .map(|t| {
-            let engine = Arc::clone(&engine);
-            std::thread::spawn(move || {
-                for n in 0..150u32 {
-                    engine.write(&put(t, n), Durability::Sync).unwrap();
-                }
-            })
-        })
-        .collect();
-    for thread in threads {
-        thread.join().unwrap();
-    }
+    joined(writers(&engine, 8, |engine, t| {
+        for n in 0..150u32 {
+            engine.write(&put(t, n), Durability::Sync).unwrap();
+        }
+    }));
     let durable = watch.durable_writes.load(Ordering::Relaxed);
     // Writers queued while writes were in flight (groups formed), so overlap had its chance.
     assert!(
@@ -350,9 +307,9 @@ fn group_commit_never_writes_a_page_another_write_still_has_in_flight() {
 }
 
 #[test]
-fn page_watch_counts_two_writes_of_one_page_in_flight() {
+fn slow_disk_counts_two_writes_of_one_page_in_flight() {
     // The check above can fire: two durable writes of one page at once are caught.
-    let watch = Arc::new(PageWatch::new(
+    let watch = Arc::new(SlowDisk::new(
         Arc::new(FaultyStorage::new()),
         Duration::from_millis(50),
     ));

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use strata::engine::{Durability, Engine, Options, RangeIter, WriteBatch};
+use strata::engine::{Advance, Durability, Engine, Options, RangeIter, WriteBatch};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
@@ -109,6 +109,57 @@ fn check_where(cursor: impl Fn() -> RangeIter, want: &[(Vec<u8>, Vec<u8>)]) {
     }
 }
 
+/// A cursor asked to pause every `every` visited entries returns the same entries as one that
+/// never pauses, through `advance_or_pause` and `advance_where_or_pause` alike; each pause is
+/// on a key past every one returned, and a new cursor from that key (`from(key)`) returns
+/// exactly the entries not returned yet: a scan resumed there loses and repeats nothing.
+fn check_pauses(from: impl Fn(&[u8]) -> RangeIter, start: &[u8], want: &[(Vec<u8>, Vec<u8>)]) {
+    for every in [1u64, 3, 17] {
+        for filtered in [false, true] {
+            let mut cursor = from(start);
+            cursor.pause_after(every);
+            let mut got: Entries = Vec::new();
+            loop {
+                let step = if filtered {
+                    cursor.advance_where_or_pause(|v| v.len() % 2 == 0).unwrap()
+                } else {
+                    cursor.advance_or_pause().unwrap()
+                };
+                match step {
+                    Advance::End => break,
+                    Advance::Entry => {
+                        assert!(cursor.paused_key().is_empty());
+                        got.push((cursor.key().to_vec(), cursor.value().to_vec()));
+                    }
+                    Advance::Paused => {
+                        let key = cursor.paused_key().to_vec();
+                        assert!(cursor.key().is_empty() && cursor.value().is_empty());
+                        assert!(got.last().is_none_or(|(last, _)| *last < key));
+                        let mut rest: Entries = drain_cursor(from(&key));
+                        if filtered {
+                            rest.retain(|(_, v)| v.len() % 2 == 0);
+                        }
+                        let left: Entries = want
+                            .iter()
+                            .filter(|(k, v)| *k >= key && (!filtered || v.len() % 2 == 0))
+                            .cloned()
+                            .collect();
+                        assert_eq!(rest, left, "resumed at {key:?}");
+                        assert!(cursor.visited() > every);
+                        cursor.pause_after(cursor.visited() + every);
+                    }
+                }
+            }
+            let kept: Entries = want
+                .iter()
+                .filter(|(_, v)| !filtered || v.len() % 2 == 0)
+                .cloned()
+                .collect();
+            assert_eq!(got, kept, "pausing every {every}, filtered: {filtered}");
+        }
+    }
+}
+
 fn expected(model: &Model, start: &[u8], end: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     model
         .range(start.to_vec()..end.to_vec())
@@ -158,11 +209,18 @@ fn run(rounds: &[Vec<Vec<Op>>], ranges: &[(u16, u16)], compact: bool) {
         let lent = drain_cursor(engine.range(&start..&end).unwrap());
         assert_eq!(lent, want, "cursor over {start:?}..{end:?}");
         check_where(|| engine.range(&start..&end).unwrap(), &want);
+        let latest = engine.snapshot();
+        check_pauses(|from| latest.range(from..end.as_slice()), &start, &want);
         if let Some((snapshot, then)) = &old {
             let lent = drain_cursor(snapshot.range(&start..&end));
             assert_eq!(lent, expected(then, &start, &end), "old snapshot cursor");
             check_where(
                 || snapshot.range(&start..&end),
+                &expected(then, &start, &end),
+            );
+            check_pauses(
+                |from| snapshot.range(from..end.as_slice()),
+                &start,
                 &expected(then, &start, &end),
             );
         }
@@ -313,6 +371,11 @@ fn range_cursor_skips_older_versions_of_long_keys_in_every_source_and_snapshot()
             assert_eq!(lent, expected(then, &start, &end), "{start:?}..{end:?}");
             check_where(
                 || snapshot.range(&start..&end),
+                &expected(then, &start, &end),
+            );
+            check_pauses(
+                |from| snapshot.range(from..end.as_slice()),
+                &start,
                 &expected(then, &start, &end),
             );
         }

@@ -2,27 +2,13 @@
 //! every write survives the switches.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
+mod engine_flush_support;
+
 use std::sync::Arc;
 
+use engine_flush_support::{MEMTABLE_BYTES, inline_flush_options, key};
 use strata::engine::file::{CrashMode, Fault, FaultyStorage};
 use strata::engine::{Durability, Engine, Options, WriteBatch};
-
-const MEMTABLE_BYTES: usize = 256 << 10;
-
-fn options() -> Options {
-    Options {
-        memtable_bytes: MEMTABLE_BYTES,
-        wal_segment_max_bytes: 1 << 20,
-        // Flushes run in the writer's thread, so the sync count is deterministic.
-        background_compaction: false,
-        l0_compaction_trigger: 64,
-        ..Options::default()
-    }
-}
-
-fn key(n: u32) -> [u8; 4] {
-    n.to_be_bytes()
-}
 
 /// Writes batches of 50 puts of 200-byte values from `from` until about `memtables` memtables
 /// were filled; returns the next key number.
@@ -43,7 +29,7 @@ fn fill(engine: &Engine, from: u32, memtables: usize) -> u32 {
 #[test]
 fn engine_wal_busy_writer_rotates_about_once_per_memtable() {
     let storage = Arc::new(FaultyStorage::new());
-    let engine = Engine::open_with_storage(storage.clone(), options()).unwrap();
+    let engine = Engine::open_with_storage(storage.clone(), inline_flush_options()).unwrap();
     // The first memtables grow the segment size from its minimum.
     let next = fill(&engine, 0, 4);
     let before = storage.sync_count();
@@ -59,7 +45,7 @@ fn engine_wal_busy_writer_rotates_about_once_per_memtable() {
         "{syncs} syncs for 8 memtables: were memtables switched?"
     );
     engine.close().unwrap();
-    let engine = Engine::open_with_storage(storage, options()).unwrap();
+    let engine = Engine::open_with_storage(storage, inline_flush_options()).unwrap();
     for n in (0..end).step_by(97) {
         assert_eq!(engine.get(&key(n)).unwrap().unwrap(), vec![n as u8; 200]);
     }
@@ -68,13 +54,13 @@ fn engine_wal_busy_writer_rotates_about_once_per_memtable() {
 #[test]
 fn engine_wal_crash_after_size_triggered_switches_keeps_every_synced_write() {
     let storage = Arc::new(FaultyStorage::new());
-    let engine = Engine::open_with_storage(storage.clone(), options()).unwrap();
+    let engine = Engine::open_with_storage(storage.clone(), inline_flush_options()).unwrap();
     let end = fill(&engine, 0, 6);
     engine.write(&WriteBatch::new(), Durability::Sync).unwrap();
     storage.crash();
     // A crashed process runs no destructor: nothing may reach the disk after the crash.
     std::mem::forget(engine);
-    let engine = Engine::open_with_storage(storage, options()).unwrap();
+    let engine = Engine::open_with_storage(storage, inline_flush_options()).unwrap();
     for n in 0..end {
         assert_eq!(
             engine.get(&key(n)).unwrap().unwrap(),
@@ -255,7 +241,7 @@ fn engine_wal_sync_write_after_a_sync_free_rotation_survives_losing_every_unsync
 #[test]
 fn engine_wal_explicit_flush_keeps_the_log_in_its_segment_and_syncs_only_its_install() {
     let storage = Arc::new(FaultyStorage::new());
-    let engine = Engine::open_with_storage(storage.clone(), options()).unwrap();
+    let engine = Engine::open_with_storage(storage.clone(), inline_flush_options()).unwrap();
     let mut n = 0;
     for round in 0..3 {
         // A part-filled memtable, as at the end of a bulk load.
@@ -293,7 +279,7 @@ fn engine_wal_explicit_flush_keeps_the_log_in_its_segment_and_syncs_only_its_ins
     storage.set_crash_mode(CrashMode::DropUnsynced);
     storage.crash();
     std::mem::forget(engine);
-    let engine = Engine::open_with_storage(storage, options()).unwrap();
+    let engine = Engine::open_with_storage(storage, inline_flush_options()).unwrap();
     for k in 0..n {
         let byte = if k < flushed { k as u8 } else { k as u8 ^ 0x5a };
         assert_eq!(

@@ -2,22 +2,17 @@
 //! driven by a plain HTTP client that signs requests itself.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
+mod server_support;
+
 use std::time::SystemTime;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::Value as Json;
-use strata::Account;
+use server_support::{ACCOUNT, TestServer};
+use strata::Options;
 use strata::server::auth::shared_key::sign;
-use strata::server::limits::DEFAULT_KEY;
-use strata::server::{Auth, Server};
-
-const ACCOUNT: &str = "devstoreaccount1";
 
 struct Fixture {
-    _dir: tempfile::TempDir,
-    server: Server,
-    key: Vec<u8>,
+    served: TestServer,
 }
 
 struct Answer {
@@ -48,19 +43,13 @@ impl Answer {
 
 impl Fixture {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let account = Account::open(dir.path().join("db.strata")).unwrap();
-        let server =
-            Server::start(account, Auth::emulator(), "127.0.0.1:0".parse().unwrap()).unwrap();
         Self {
-            _dir: dir,
-            server,
-            key: STANDARD.decode(DEFAULT_KEY).unwrap(),
+            served: TestServer::start(Options::default(), |_| {}),
         }
     }
 
     fn url(&self, path_and_query: &str) -> String {
-        format!("http://{}/{ACCOUNT}{path_and_query}", self.server.addr())
+        self.served.url(path_and_query)
     }
 
     /// Sends a request signed with SharedKey (`signed`) or as given.
@@ -87,10 +76,9 @@ impl Fixture {
                 .unwrap_or_default();
             let message =
                 format!("{method}\n\n{content_type}\n{date}\n/{ACCOUNT}/{ACCOUNT}{path}{comp}");
-            let signature = sign(&self.key, &message);
             request = request
                 .set("x-ms-date", &date)
-                .set("Authorization", &format!("SharedKey {ACCOUNT}:{signature}"));
+                .set("Authorization", &self.served.authorization(&message));
         }
         for (name, value) in headers {
             request = request.set(name, value);
@@ -557,7 +545,7 @@ fn server_body_over_the_limit_is_413_before_the_body_is_read() {
     f.create_table("Big");
     let date = httpdate::fmt_http_date(SystemTime::now());
     let message = format!("POST\n\napplication/json\n{date}\n/{ACCOUNT}/{ACCOUNT}/Big");
-    let signature = sign(&f.key, &message);
+    let signature = sign(&f.served.key, &message);
     // Declares 5 MiB and sends none of it: the answer must come without the body.
     let request = format!(
         "POST /{ACCOUNT}/Big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
@@ -565,7 +553,7 @@ fn server_body_over_the_limit_is_413_before_the_body_is_read() {
          Content-Length: {}\r\n\r\n",
         5 * 1024 * 1024
     );
-    let mut stream = std::net::TcpStream::connect(f.server.addr()).unwrap();
+    let mut stream = std::net::TcpStream::connect(f.served.server.addr()).unwrap();
     stream
         .set_read_timeout(Some(std::time::Duration::from_secs(10)))
         .unwrap();
@@ -584,7 +572,7 @@ fn table_sas(f: &Fixture, table: &str, sp: &str, spk: &str, epk: &str) -> String
         "{sp}\n\n{se}\n/table/{ACCOUNT}/{}\n\n\n\n{sv}\n{spk}\n\n{epk}\n",
         table.to_ascii_lowercase()
     );
-    let sig = sign(&f.key, &message);
+    let sig = sign(&f.served.key, &message);
     let sig: String =
         percent_encoding::utf8_percent_encode(&sig, percent_encoding::NON_ALPHANUMERIC).to_string();
     format!("sv={sv}&tn={table}&sp={sp}&se={se}&spk={spk}&epk={epk}&sig={sig}")
@@ -661,7 +649,7 @@ fn server_table_acl_round_trips_and_backs_a_sas_by_policy_id() {
     assert!(got.body.contains("<Id>readers</Id>"), "{}", got.body);
     let message = format!("\n\n\n/table/{ACCOUNT}/guarded\nreaders\n\n\n2019-02-02\n\n\n\n");
     let sig = percent_encoding::utf8_percent_encode(
-        &sign(&f.key, &message),
+        &sign(&f.served.key, &message),
         percent_encoding::NON_ALPHANUMERIC,
     )
     .to_string();

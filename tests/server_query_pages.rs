@@ -7,83 +7,68 @@
 //! interval. A page holding more rows than one interval holds proves the worker went on.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
+mod server_support;
+
 use std::time::{Duration, SystemTime};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::Value as Json;
+use server_support::{ACCOUNT, TestServer};
+use strata::Options;
 use strata::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
-use strata::server::auth::shared_key::sign;
-use strata::server::limits::DEFAULT_KEY;
-use strata::server::{Auth, Server};
-use strata::{Account, Options};
-
-const ACCOUNT: &str = "devstoreaccount1";
 const ROWS: i32 = 1000;
 /// Rows a scan examines between two checks of its time budget (the table layer's
 /// `BUDGET_CHECK_INTERVAL`).
 const CHECK_INTERVAL: usize = 256;
 
 struct Fixture {
-    _dir: tempfile::TempDir,
-    server: Server,
-    key: Vec<u8>,
+    served: TestServer,
 }
 
 impl Fixture {
     /// A server over table `Items` of [`ROWS`] entities `N` = 0.., `Group` = `g{N % 10}`, in
     /// an account whose pages have no time budget.
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
         let options = Options {
             page_time_budget: Duration::ZERO,
             durability: strata::engine::Durability::Buffered,
             ..Options::default()
         };
-        let account = Account::open_with(dir.path().join("db.strata"), options).unwrap();
-        account.create_table("Items").unwrap();
-        let table = account.table("Items").unwrap();
-        for chunk in 0..ROWS / 100 {
-            let mut batch = table.batch("p").unwrap();
-            for n in chunk * 100..chunk * 100 + 100 {
-                let mut entity = Entity::new(
-                    PartitionKey::new("p").unwrap(),
-                    RowKey::new(format!("{n:04}")).unwrap(),
-                );
-                entity
-                    .set(PropertyName::new("N").unwrap(), Value::Int32(n))
-                    .unwrap();
-                entity
-                    .set(
-                        PropertyName::new("Group").unwrap(),
-                        Value::string(format!("g{}", n % 10)).unwrap(),
-                    )
-                    .unwrap();
-                batch.insert(entity);
+        let served = TestServer::start(options, |account| {
+            account.create_table("Items").unwrap();
+            let table = account.table("Items").unwrap();
+            for chunk in 0..ROWS / 100 {
+                let mut batch = table.batch("p").unwrap();
+                for n in chunk * 100..chunk * 100 + 100 {
+                    let mut entity = Entity::new(
+                        PartitionKey::new("p").unwrap(),
+                        RowKey::new(format!("{n:04}")).unwrap(),
+                    );
+                    entity
+                        .set(PropertyName::new("N").unwrap(), Value::Int32(n))
+                        .unwrap();
+                    entity
+                        .set(
+                            PropertyName::new("Group").unwrap(),
+                            Value::string(format!("g{}", n % 10)).unwrap(),
+                        )
+                        .unwrap();
+                    batch.insert(entity);
+                }
+                batch.submit().unwrap();
             }
-            batch.submit().unwrap();
-        }
-        let server =
-            Server::start(account, Auth::emulator(), "127.0.0.1:0".parse().unwrap()).unwrap();
-        Self {
-            _dir: dir,
-            server,
-            key: STANDARD.decode(DEFAULT_KEY).unwrap(),
-        }
+        });
+        Self { served }
     }
 
     /// One signed `GET /Items()?{query}`: the `N` of each entity and the continuation
     /// (NextPartitionKey, NextRowKey) if any.
     fn page(&self, query: &str) -> (Vec<i64>, Option<(String, String)>) {
-        let url = format!("http://{}/{ACCOUNT}/Items()?{query}", self.server.addr());
+        let url = self.served.url(&format!("/Items()?{query}"));
         let date = httpdate::fmt_http_date(SystemTime::now());
         let message = format!("GET\n\n\n{date}\n/{ACCOUNT}/{ACCOUNT}/Items()");
         let response = ureq::get(&url)
             .set("x-ms-date", &date)
-            .set(
-                "Authorization",
-                &format!("SharedKey {ACCOUNT}:{}", sign(&self.key, &message)),
-            )
+            .set("Authorization", &self.served.authorization(&message))
             .set("Accept", "application/json;odata=minimalmetadata")
             .call()
             .unwrap();

@@ -7,9 +7,11 @@ mod table_support;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use strata::model::{Entity, Value};
+use strata::engine::Options as EngineOptions;
+use strata::model::{Entity, RowKey, Value};
 use strata::query::Filter;
-use strata::{ContinuationToken, Options, Query, Table, TableError};
+use strata::table::limits;
+use strata::{ContinuationToken, IfMatch, Options, Query, Table, TableError};
 use table_support::{Fixture, entity, s};
 
 fn keys(entities: &[strata::StoredEntity]) -> Vec<(String, String)> {
@@ -479,4 +481,81 @@ fn bare_boolean_property_filters_as_eq_true_through_the_planner() {
     );
     assert_eq!(run(&t, "IsActive and Count gt 0"), [pair("p", "1")]);
     assert!(run(&t, "IsActive and Count gt 5").is_empty());
+}
+
+/// Rows `d000000..d099999` of one partition, all deleted but every 25,000th, then five live
+/// rows after them: the page loop must look at its clock inside the run of tombstones.
+fn mostly_deleted(fx: &Fixture) -> (Table, Vec<(String, String)>) {
+    const DELETED_RUN: usize = 100_000;
+    let t = fx.table("Sparse");
+    let row = |n: usize| format!("d{n:06}");
+    let kept = |n: usize| n % 25_000 == 12_345;
+    for chunk in 0..DELETED_RUN / 100 {
+        let mut batch = t.batch("p").unwrap();
+        for n in chunk * 100..(chunk + 1) * 100 {
+            let number = i32::try_from(n).unwrap();
+            batch.insert(entity("p", &row(n), &[("N", Value::Int32(number))]));
+        }
+        batch.submit().unwrap();
+    }
+    for chunk in 0..DELETED_RUN / 100 {
+        let mut batch = t.batch("p").unwrap();
+        for n in (chunk * 100..(chunk + 1) * 100).filter(|&n| !kept(n)) {
+            batch.delete(RowKey::new(row(n)).unwrap(), IfMatch::Any);
+        }
+        batch.submit().unwrap();
+    }
+    let mut live: Vec<_> = (0..DELETED_RUN)
+        .filter(|&n| kept(n))
+        .map(|n| ("p".to_owned(), row(n)))
+        .collect();
+    for n in 0..5 {
+        t.insert(&entity("p", &format!("z{n}"), &[("N", Value::Int32(n))]))
+            .unwrap();
+        live.push(("p".to_owned(), format!("z{n}")));
+    }
+    (t, live)
+}
+
+/// With a zero time budget a page ends at its first look at the clock, which must come
+/// within one check interval of visited entries, deleted ones included; following the
+/// tokens then returns every live row exactly once.
+fn check_deleted_run_pauses(t: &Table, live: &[(String, String)]) {
+    for query in [Query::default(), Query::filter("N ge 0")] {
+        let page = t.query(&query).unwrap();
+        assert!(
+            page.entities.is_empty(),
+            "{query:?}: {:?}",
+            keys(&page.entities)
+        );
+        let token = page
+            .continuation
+            .expect("a page cut inside the deleted run");
+        let visited: usize = token.next_row_key[1..].parse().unwrap();
+        let interval = usize::try_from(limits::BUDGET_CHECK_INTERVAL).unwrap();
+        assert!(
+            visited <= interval,
+            "{query:?}: the page ended {visited} rows into the deleted run"
+        );
+        let all: Vec<_> = t.query_all(query.clone()).map(Result::unwrap).collect();
+        assert_eq!(keys(&all), live, "{query:?}");
+    }
+}
+
+#[test]
+fn a_page_over_a_run_of_deleted_rows_ends_within_one_budget_check_interval() {
+    let fx = Fixture::with_options(Options {
+        page_time_budget: Duration::ZERO,
+        engine: EngineOptions {
+            // Tombstones and the rows they delete stay in the memtable, then in one SST.
+            memtable_bytes: 256 << 20,
+            background_compaction: false,
+            ..EngineOptions::default()
+        },
+        ..Options::default()
+    });
+    let (t, live) = mostly_deleted(&fx);
+    check_deleted_run_pauses(&t, &live);
+    fx.account.engine().flush().unwrap();
+    check_deleted_run_pauses(&t, &live);
 }

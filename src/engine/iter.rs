@@ -20,6 +20,19 @@ mod source;
 use merge::MergeIter;
 use source::Source;
 
+/// Where a pausable advance of a [`RangeIter`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advance {
+    /// On a live entry: [`RangeIter::key`] and [`RangeIter::value`] borrow it.
+    Entry,
+    /// On an entry passed over after the visit count went past the caller's mark
+    /// ([`RangeIter::pause_after`]); [`RangeIter::paused_key`] names its key, which this
+    /// range has not returned. The next advance goes on from there.
+    Paused,
+    /// Past the last entry of the range.
+    End,
+}
+
 /// A key above every valid key (longer than the key limit), standing for "no end".
 const MAX_KEY_BOUND: &[u8] = &[0xFF; super::limits::MAX_KEY_BYTES + 1];
 /// Live (key, value) pairs of a range at one sequence number, ascending. Holds the read view
@@ -57,6 +70,14 @@ pub struct RangeIter {
     key_done: bool,
     /// Positioned on a live entry.
     valid: bool,
+    /// Stopped on a passed-over entry by a pause ([`Advance::Paused`]).
+    paused: bool,
+    /// Entries the merge has handed over so far: live, deleted, or older or newer versions.
+    /// A tick per entry, so a caller can bound the work of a scan through long runs of
+    /// entries it never sees (tombstones, deleted ranges).
+    visited: u64,
+    /// An advance pauses at an entry it passes over once `visited` exceeds this.
+    pause_after: u64,
     done: bool,
 }
 
@@ -97,6 +118,9 @@ impl RangeIter {
             tombstones,
             key_done: false,
             valid: false,
+            paused: false,
+            visited: 0,
+            pause_after: u64::MAX,
             done: empty,
             _view: view,
         }
@@ -108,7 +132,26 @@ impl RangeIter {
     /// # Errors
     /// The first read or corruption error of any source.
     pub fn advance(&mut self) -> Result<bool> {
+        loop {
+            match self.advance_or_pause()? {
+                Advance::Entry => return Ok(true),
+                Advance::End => return Ok(false),
+                Advance::Paused => {}
+            }
+        }
+    }
+
+    /// [`RangeIter::advance`] that may also stop on an entry it passes over, once more than
+    /// [`RangeIter::pause_after`] entries have been visited. Only an entry whose key this
+    /// range has not returned is paused on (one deleted at the read sequence, by a point or
+    /// range tombstone, or newer than it): a caller may resume a later scan from that key
+    /// without losing or repeating a key. The older versions of one key are never paused on.
+    ///
+    /// # Errors
+    /// The first read or corruption error of any source.
+    pub fn advance_or_pause(&mut self) -> Result<Advance> {
         self.valid = false;
+        self.paused = false;
         while !self.done {
             match self.merge.advance() {
                 Ok(true) => {}
@@ -118,6 +161,7 @@ impl RangeIter {
                     return Err(err);
                 }
             }
+            self.visited += 1;
             let (key, seq, kind) = self.merge.head();
             // Versions of a key come newest first and together: the merge tells where a key
             // starts, so no copy of the previous key is kept to compare with.
@@ -126,22 +170,50 @@ impl RangeIter {
             } else if self.key_done {
                 continue;
             }
-            if seq > self.read_seq {
-                continue;
+            if seq <= self.read_seq {
+                self.key_done = true;
+                let deleted = kind == ValueKind::Delete
+                    || self
+                        .tombstones
+                        .iter()
+                        .any(|t| t.deletes(key, seq, self.read_seq));
+                if !deleted {
+                    self.valid = true;
+                    return Ok(Advance::Entry);
+                }
             }
-            self.key_done = true;
-            let deleted = kind == ValueKind::Delete
-                || self
-                    .tombstones
-                    .iter()
-                    .any(|t| t.deletes(key, seq, self.read_seq));
-            if !deleted {
-                self.valid = true;
-                return Ok(true);
+            if self.visited > self.pause_after {
+                self.paused = true;
+                return Ok(Advance::Paused);
             }
         }
         self.done = true;
-        Ok(false)
+        Ok(Advance::End)
+    }
+
+    /// Entries visited so far (returned, passed over as deleted, older or newer versions,
+    /// and those [`RangeIter::advance_where`] offered and was refused).
+    #[inline]
+    #[must_use]
+    pub fn visited(&self) -> u64 {
+        self.visited
+    }
+
+    /// Lets the pausable advances ([`RangeIter::advance_or_pause`],
+    /// [`RangeIter::advance_where_or_pause`]) stop on an entry they pass over once more than
+    /// `visits` entries ([`RangeIter::visited`]) have been visited: a scan through a long run
+    /// of entries its caller never sees returns to the caller that often to let it look at a
+    /// clock. Without a call, they never pause.
+    #[inline]
+    pub fn pause_after(&mut self, visits: u64) {
+        self.pause_after = visits;
+    }
+
+    /// The key of the entry the last advance paused on ([`Advance::Paused`]); empty when it
+    /// did not pause.
+    #[must_use]
+    pub fn paused_key(&self) -> &[u8] {
+        if self.paused { self.merge.key() } else { &[] }
     }
 
     /// The key of the current entry (empty when not positioned).

@@ -30,7 +30,7 @@ pub use batch::{BatchDecodeError, BatchOp, WriteBatch};
 pub use check::{CHECK_MAX_PROBLEMS, CheckProblem, CheckReport};
 pub use db::Engine;
 pub use error::{Error, Result};
-pub use iter::RangeIter;
+pub use iter::{Advance, RangeIter};
 pub use options::{Compression, Durability, Options, PrefixExtractor};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, Stats};

@@ -13,6 +13,7 @@ use super::row::{self, StoredEntity};
 use crate::codec::format::{KEY_SEPARATOR, TABLE_END_MARKER};
 use crate::codec::key;
 use crate::codec::property::PropertyReader;
+use crate::engine::Advance;
 use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan, Prefilter, Verdict};
 
 /// A query of one table: `$filter`, `$select`, `$top` and where to resume.
@@ -134,7 +135,7 @@ impl Table {
             return Ok(None);
         }
         let snapshot = inner.engine.snapshot();
-        let (mut examined, mut returned) = (0u32, 0usize);
+        let mut returned = 0usize;
         // Keys are checked as UTF-8 only where something reads them: the scope check, a
         // residual comparing a key, a page's token, and every match (by `visit`).
         let keys_read = !exact_range || plan.residual.as_ref().is_some_and(reads_keys);
@@ -142,27 +143,21 @@ impl Table {
         let rows_rejected = !keys_read && prefilter.is_some();
         // A lending cursor: the filter reads the value where it lies in the block cache.
         let mut cursor = snapshot.range(&start[..]..&end[..]);
+        // The clock is looked at once every `BUDGET_CHECK_INTERVAL` entries the engine
+        // visits, rows and the tombstones and old versions it passes alike: a run of deleted
+        // rows pauses the cursor on one of them, whose key a token may then name.
+        let mut check_after = u64::from(BUDGET_CHECK_INTERVAL);
+        cursor.pause_after(check_after);
         loop {
             // Each live row is offered to this test by the engine, which passes the rows it
             // rejects without stepping its merge per row where it can (one SST leading a
-            // whole block). Rows are taken to end the page (full, or out of time), or when
-            // the prefilter does not rule them out by their value alone; with keys to read,
+            // whole block). Rows are taken to end the page when it is full, or when the
+            // prefilter does not rule them out by their value alone; with keys to read,
             // every row is taken and tested below in the order scope, prefilter, residual.
             let full = returned >= limit;
-            let (mut out_of_time, mut verdict) = (false, Verdict::Maybe);
+            let mut verdict = Verdict::Maybe;
             let mut offer = |value: &[u8]| {
-                if full {
-                    return true;
-                }
-                if examined > 0
-                    && examined.is_multiple_of(BUDGET_CHECK_INTERVAL)
-                    && started.elapsed() >= budget
-                {
-                    out_of_time = true;
-                    return true;
-                }
-                examined = examined.wrapping_add(1);
-                if keys_read {
+                if full || keys_read {
                     return true;
                 }
                 verdict = prefilter
@@ -172,24 +167,37 @@ impl Table {
             };
             // Without a prefilter every row is taken (`offer` accepts it): the plain step
             // costs less.
-            let found = if rows_rejected {
-                cursor.advance_where(offer).map_err(TableError::from)?
+            let step = if rows_rejected {
+                cursor
+                    .advance_where_or_pause(offer)
+                    .map_err(TableError::from)?
             } else {
-                let found = cursor.advance().map_err(TableError::from)?;
-                if found {
+                let step = cursor.advance_or_pause().map_err(TableError::from)?;
+                if step == Advance::Entry {
                     offer(cursor.value());
                 }
-                found
+                step
             };
-            if !found {
+            if step == Advance::End {
                 break;
             }
-            if full || out_of_time {
-                let (pk, rk) = split(table_id, cursor.key())?;
-                return Ok(Some(ContinuationToken {
-                    next_partition_key: pk.to_owned(),
-                    next_row_key: rk.to_owned(),
-                }));
+            // The entry stepped onto is not examined yet when the page ends at it: its key is
+            // where the next page starts.
+            let out_of_time = cursor.visited() > check_after && started.elapsed() >= budget;
+            // A full page goes on through a pause: only a live row past it needs a token.
+            if (full && step == Advance::Entry) || out_of_time {
+                let at = match step {
+                    Advance::Paused => cursor.paused_key(),
+                    _ => cursor.key(),
+                };
+                return token(table_id, at).map(Some).map_err(E::from);
+            }
+            if cursor.visited() > check_after {
+                check_after = cursor.visited() + u64::from(BUDGET_CHECK_INTERVAL) - 1;
+                cursor.pause_after(check_after);
+            }
+            if step == Advance::Paused {
+                continue;
             }
             let value = cursor.value();
             let (pk, rk) = if keys_read {
@@ -350,6 +358,15 @@ pub(super) fn key_range(table_id: u32, scope: &KeyScope) -> Option<(Vec<u8>, Vec
         }
     };
     (start < end).then_some((start, end))
+}
+
+/// The token of a page that ends at `engine_key`, the next key to examine.
+fn token(table_id: u32, engine_key: &[u8]) -> Result<ContinuationToken> {
+    let (pk, rk) = split(table_id, engine_key)?;
+    Ok(ContinuationToken {
+        next_partition_key: pk.to_owned(),
+        next_row_key: rk.to_owned(),
+    })
 }
 
 /// The PartitionKey and RowKey text of a stored key of table `table_id`.

@@ -15,6 +15,8 @@ mod pick;
 mod preempt;
 mod priority;
 mod reclaim;
+#[cfg(test)]
+mod test_engine;
 
 use merge::{EntrySource, KeyRange, SstMerge};
 use output::SstOutput;

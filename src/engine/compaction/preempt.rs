@@ -49,9 +49,10 @@ mod tests {
     use std::sync::Arc;
 
     use crate::engine::compaction::CompactionJob;
-    use crate::engine::file::{FaultyStorage, Storage};
+    use crate::engine::compaction::test_engine::manual_engine;
+    use crate::engine::file::FaultyStorage;
     use crate::engine::inner::Inner;
-    use crate::engine::{Durability, Options, Result, WriteBatch};
+    use crate::engine::{Durability, Result, WriteBatch};
 
     type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
@@ -69,14 +70,7 @@ mod tests {
     /// 320-byte entries each (more than a poll interval), over its compaction trigger of 2 (flushes
     /// called directly run no compaction).
     fn loaded(ssts: u64) -> Result<(Inner, Arc<FaultyStorage>)> {
-        let faulty = Arc::new(FaultyStorage::new());
-        let storage: Arc<dyn Storage> = Arc::clone(&faulty) as Arc<dyn Storage>;
-        let options = Options {
-            background_compaction: false,
-            l0_compaction_trigger: 2,
-            ..Options::default()
-        };
-        let inner = super::super::super::recovery::open(storage, options, false)?;
+        let (inner, faulty) = manual_engine()?;
         for sst in 0..ssts {
             let mut batch = WriteBatch::new();
             for row in 0..3_000u64 {

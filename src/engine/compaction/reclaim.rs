@@ -78,24 +78,13 @@ mod tests {
 
     use crate::engine::compaction::CompactionJob;
     use crate::engine::compaction::pick::pick;
-    use crate::engine::file::{FaultyStorage, Storage};
+    use crate::engine::compaction::test_engine::{
+        manual_engine, manual_engine_with, manual_options,
+    };
     use crate::engine::inner::Inner;
     use crate::engine::{Durability, Options, Result, ValueKind, WriteBatch};
 
     type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
-
-    /// An engine without a background thread whose L0 is due for a merge at 2 SSTs.
-    fn engine() -> Result<(Inner, Arc<FaultyStorage>)> {
-        let faulty = Arc::new(FaultyStorage::new());
-        let storage: Arc<dyn Storage> = Arc::clone(&faulty) as Arc<dyn Storage>;
-        let options = Options {
-            background_compaction: false,
-            l0_compaction_trigger: 2,
-            ..Options::default()
-        };
-        let inner = super::super::super::recovery::open(storage, options, false)?;
-        Ok((inner, faulty))
-    }
 
     /// Writes 200 KiB (more than the smallest WAL segment, so the segment freed is large
     /// enough to punch) and flushes it as the flush thread does during a load: the memtable
@@ -120,7 +109,7 @@ mod tests {
 
     #[test]
     fn background_flush_punches_only_once_no_compaction_is_due() -> TestResult {
-        let (inner, faulty) = engine()?;
+        let (inner, faulty) = manual_engine()?;
         background_flush(&inner, 1)?;
         let caught_up = faulty.punch_count();
         assert!(
@@ -153,17 +142,12 @@ mod tests {
     #[test]
     fn merge_after_the_last_write_punches_though_more_work_is_due() -> TestResult {
         for writes_arriving in [true, false] {
-            let faulty = Arc::new(FaultyStorage::new());
-            let storage: Arc<dyn Storage> = Arc::clone(&faulty) as Arc<dyn Storage>;
             // L1 over its target once L0 lands there (the repeated values compress to ~10 KiB):
             // an L1 -> L2 merge is due after the first.
-            let options = Options {
-                background_compaction: false,
-                l0_compaction_trigger: 2,
+            let (inner, faulty) = manual_engine_with(Options {
                 l1_target_bytes: 4 << 10,
-                ..Options::default()
-            };
-            let inner = super::super::super::recovery::open(storage, options, false)?;
+                ..manual_options()
+            })?;
             background_flush(&inner, 1)?;
             background_flush(&inner, 2)?;
             if !writes_arriving {
@@ -198,7 +182,7 @@ mod tests {
 
     #[test]
     fn explicit_flush_punches_even_while_a_compaction_is_due() -> TestResult {
-        let (inner, faulty) = engine()?;
+        let (inner, faulty) = manual_engine()?;
         background_flush(&inner, 1)?;
         background_flush(&inner, 2)?;
         let before = faulty.punch_count();

@@ -3,7 +3,7 @@
 //! lead's entries are read in one loop instead of one merge step each.
 
 use super::keys::key_cmp;
-use super::{RangeIter, Source};
+use super::{Advance, RangeIter, Source};
 use crate::engine::{Result, Seq, ValueKind};
 
 impl RangeIter {
@@ -17,14 +17,35 @@ impl RangeIter {
     /// # Errors
     /// The first read or corruption error of any source.
     pub fn advance_where(&mut self, mut wanted: impl FnMut(&[u8]) -> bool) -> Result<bool> {
+        loop {
+            match self.advance_where_or_pause(&mut wanted)? {
+                Advance::Entry => return Ok(true),
+                Advance::End => return Ok(false),
+                Advance::Paused => {}
+            }
+        }
+    }
+
+    /// [`RangeIter::advance_where`] that may also stop on an entry it passes over (one
+    /// `wanted` refused among them) once more than [`RangeIter::pause_after`] entries have
+    /// been visited, as [`RangeIter::advance_or_pause`] does.
+    ///
+    /// # Errors
+    /// The first read or corruption error of any source.
+    pub fn advance_where_or_pause(
+        &mut self,
+        mut wanted: impl FnMut(&[u8]) -> bool,
+    ) -> Result<Advance> {
         let runs = self.tombstones.is_empty();
+        self.valid = false;
+        self.paused = false;
         loop {
             // From where the merge stands (the entry last returned, or the end of the last
             // run), a run goes first: the per-entry step is only for what it cannot walk.
             if runs && !self.done && self.merge.current.is_some() {
                 match self.run_lead_block(&mut wanted) {
-                    Ok(true) => return Ok(true),
-                    Ok(false) => {}
+                    Ok(Some(stop)) => return Ok(stop),
+                    Ok(None) => {}
                     Err(err) => {
                         self.valid = false;
                         self.done = true;
@@ -32,11 +53,15 @@ impl RangeIter {
                     }
                 }
             }
-            if !self.advance()? {
-                return Ok(false);
-            }
-            if wanted(self.value()) {
-                return Ok(true);
+            match self.advance_or_pause()? {
+                Advance::Entry if !wanted(self.value()) => {
+                    if self.visited > self.pause_after {
+                        self.valid = false;
+                        self.paused = true;
+                        return Ok(Advance::Paused);
+                    }
+                }
+                stop => return Ok(stop),
             }
         }
     }
@@ -45,20 +70,25 @@ impl RangeIter {
     /// leading SST's current block when it lies wholly below every other source (see
     /// [`crate::engine::sst::SstIter::run_block`]), or the leading memtable's entries while
     /// they are below the other sources' least key and the range's end. Each entry gets
-    /// [`RangeIter::advance`]'s version and kind rules, and each live one is offered to
-    /// `wanted`. True when one was taken (the range is positioned on it); false, with the
-    /// merge consistent on the run's last entry, when none was.
-    fn run_lead_block(&mut self, wanted: &mut impl FnMut(&[u8]) -> bool) -> Result<bool> {
+    /// [`RangeIter::advance_or_pause`]'s version, kind and pause rules, and each live one is
+    /// offered to `wanted`. `Some` when the run stopped on an entry (one taken, or a pause:
+    /// the range is positioned on it); `None`, with the merge consistent on the run's last
+    /// entry, when it did not.
+    fn run_lead_block(
+        &mut self,
+        wanted: &mut impl FnMut(&[u8]) -> bool,
+    ) -> Result<Option<Advance>> {
         let merge = &mut self.merge;
         let Some(current) = merge.current else {
-            return Ok(false);
+            return Ok(None);
         };
         let (read_seq, mut key_done) = (self.read_seq, self.key_done);
+        let (mut visited, pause_after) = (self.visited, self.pause_after);
         let runner = merge.runner_up;
         // The lead's keys stay below the runner-up's for the whole run, so none ties.
         let (before, after) = merge.sources.split_at_mut(current);
         let Some((lead, after)) = after.split_first_mut() else {
-            return Ok(false);
+            return Ok(None);
         };
         let below = match runner {
             Some(r) if r < current => before.get(r).map(Source::key),
@@ -66,10 +96,11 @@ impl RangeIter {
             None => None,
         };
         if runner.is_some() && below.is_none() {
-            return Ok(false);
+            return Ok(None);
         }
-        let mut same = false;
+        let (mut same, mut paused) = (false, false);
         let mut offer = |same_key: bool, seq: Seq, kind: ValueKind, value: &[u8]| {
+            visited += 1;
             same = same_key;
             if same_key && key_done {
                 return false;
@@ -77,16 +108,23 @@ impl RangeIter {
             if !same_key {
                 key_done = false;
             }
-            if seq > read_seq {
-                return false;
+            if seq <= read_seq {
+                key_done = true;
+                if kind == ValueKind::Put && wanted(value) {
+                    return true;
+                }
             }
-            key_done = true;
-            kind == ValueKind::Put && wanted(value)
+            // Not an older version of a key already judged, so its key was not returned.
+            if visited > pause_after {
+                paused = true;
+                return true;
+            }
+            false
         };
-        let taken = match lead {
+        let stopped = match lead {
             Source::Sst(lead) => match lead.run_block(below, &mut offer)? {
-                Some(taken) => taken,
-                None => return Ok(false),
+                Some(stopped) => stopped,
+                None => return Ok(None),
             },
             Source::Mem(lead) => {
                 // The run ends before the smaller of the range's end and the runner-up.
@@ -95,26 +133,32 @@ impl RangeIter {
                     (a, b) => a.or(b),
                 };
                 let cursor = &mut lead.cursor;
-                let mut taken = false;
+                let mut stopped = false;
                 let mut moved = false;
                 while cursor.step_if(|key| limit.is_none_or(|limit| key_cmp(key, limit).is_lt())) {
                     moved = true;
                     let (_, seq, kind) = cursor.head();
                     if offer(cursor.same_key_as_previous(), seq, kind, cursor.value()) {
-                        taken = true;
+                        stopped = true;
                         break;
                     }
                 }
                 if !moved {
-                    return Ok(false);
+                    return Ok(None);
                 }
-                taken
+                stopped
             }
         };
         merge.same = same;
         merge.tie = false;
         self.key_done = key_done;
-        self.valid = taken;
-        Ok(taken)
+        self.visited = visited;
+        self.valid = stopped && !paused;
+        self.paused = paused;
+        Ok(stopped.then_some(if paused {
+            Advance::Paused
+        } else {
+            Advance::Entry
+        }))
     }
 }
