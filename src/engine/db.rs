@@ -84,6 +84,25 @@ impl Engine {
         seq
     }
 
+    /// As [`Engine::write`], handing the batch over: its buffer becomes the WAL record's
+    /// payload as it is, where `write` copies it.
+    ///
+    /// ```
+    /// use strata::engine::{Durability, Engine, Options, WriteBatch};
+    /// let dir = tempfile::tempdir()?;
+    /// let engine = Engine::open(dir.path().join("db"), Options::default())?;
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"v");
+    /// engine.write_owned(batch, Durability::Sync)?;
+    /// assert_eq!(engine.get(b"k")?, Some(b"v".to_vec()));
+    /// # Ok::<(), strata::engine::Error>(())
+    /// ```
+    pub fn write_owned(&self, batch: WriteBatch, durability: Durability) -> Result<Seq> {
+        let seq = self.inner.write_owned(batch, durability);
+        charge_memtables(&self.inner);
+        seq
+    }
+
     /// The current value of `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut value = Vec::new();
