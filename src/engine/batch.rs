@@ -42,9 +42,11 @@ pub enum BatchOp<'a> {
 
 /// Puts, deletes and range deletes applied atomically and in isolation by `Engine::write`.
 ///
-/// The operations live in one buffer, already in their encoded form (the `op` rows above):
-/// adding one copies its bytes once and allocates only when the buffer grows, and encoding
-/// the batch for the WAL is one copy. Limits are checked as operations are added; the first
+/// The operations live in one buffer, already in their encoded form (the `op` rows above)
+/// after room for the `count` header: adding one copies its bytes once and allocates only
+/// when the buffer grows; encoding the batch for the WAL is one copy, or none when the batch
+/// is given up ([`WriteBatch::into_encoded`]), which fills in the header and hands the
+/// buffer over. Limits are checked as operations are added; the first
 /// violation is kept and reported by [`WriteBatch::validate`], so such a batch is never written.
 ///
 /// ```
@@ -57,7 +59,8 @@ pub enum BatchOp<'a> {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteBatch {
-    /// The encoded operations, without the count header.
+    /// Room for the count header ([`BATCH_HEADER_BYTES`], its value not kept up to date)
+    /// followed by the encoded operations; empty while no operation was admitted.
     ops: Vec<u8>,
     /// Operations in `ops`.
     count: usize,
@@ -100,18 +103,40 @@ impl WriteBatch {
 
     /// Room for `ops` more operations whose keys and values total `bytes`.
     pub fn reserve(&mut self, ops: usize, bytes: usize) {
-        self.ops
-            .reserve(ops.saturating_mul(1 + 4 + 4).saturating_add(bytes));
+        let header = if self.ops.is_empty() {
+            BATCH_HEADER_BYTES
+        } else {
+            0
+        };
+        self.ops.reserve(
+            ops.saturating_mul(1 + 4 + 4)
+                .saturating_add(bytes)
+                .saturating_add(header),
+        );
+    }
+
+    /// The buffer to append an admitted operation to, its header room made on first use.
+    fn op_buffer(&mut self) -> &mut Vec<u8> {
+        if self.ops.is_empty() {
+            self.ops.extend_from_slice(&[0; BATCH_HEADER_BYTES]);
+        }
+        &mut self.ops
+    }
+
+    /// The encoded operations, without the header room.
+    fn op_bytes(&self) -> &[u8] {
+        self.ops.get(BATCH_HEADER_BYTES..).unwrap_or_default()
     }
 
     /// Sets `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
         let index = self.len();
         if self.admit(check_key(index, key).and_then(|()| check_value(index, value))) {
-            self.ops.reserve(1 + 4 + key.len() + 4 + value.len());
-            self.ops.push(OP_PUT);
-            put_bytes(&mut self.ops, key);
-            put_bytes(&mut self.ops, value);
+            let ops = self.op_buffer();
+            ops.reserve(1 + 4 + key.len() + 4 + value.len());
+            ops.push(OP_PUT);
+            put_bytes(ops, key);
+            put_bytes(ops, value);
         }
         self
     }
@@ -119,8 +144,9 @@ impl WriteBatch {
     /// Deletes `key`.
     pub fn delete(&mut self, key: &[u8]) -> &mut Self {
         if self.admit(check_key(self.len(), key)) {
-            self.ops.push(OP_DELETE);
-            put_bytes(&mut self.ops, key);
+            let ops = self.op_buffer();
+            ops.push(OP_DELETE);
+            put_bytes(ops, key);
         }
         self
     }
@@ -139,9 +165,10 @@ impl WriteBatch {
                 Ok(())
             });
         if self.admit(checked) {
-            self.ops.push(OP_DELETE_RANGE);
-            put_bytes(&mut self.ops, start);
-            put_bytes(&mut self.ops, end);
+            let ops = self.op_buffer();
+            ops.push(OP_DELETE_RANGE);
+            put_bytes(ops, start);
+            put_bytes(ops, end);
         }
         self
     }
@@ -176,7 +203,12 @@ impl WriteBatch {
     /// Size of the encoded batch in bytes.
     #[must_use]
     pub const fn size(&self) -> usize {
-        BATCH_HEADER_BYTES + self.ops.len()
+        // The buffer holds the header room once it holds any operation.
+        if self.ops.is_empty() {
+            BATCH_HEADER_BYTES
+        } else {
+            self.ops.len()
+        }
     }
 
     /// Removes every operation (keeping the buffer for reuse).
@@ -190,7 +222,7 @@ impl WriteBatch {
     /// The operations in order (those refused by a limit are not among them).
     pub fn ops(&self) -> impl Iterator<Item = BatchOp<'_>> {
         let mut reader = Reader {
-            bytes: &self.ops,
+            bytes: self.op_bytes(),
             pos: 0,
         };
         // The buffer holds only operations this type encoded, so it always parses; a parse
@@ -213,7 +245,18 @@ impl WriteBatch {
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.reserve(self.size());
         out.extend_from_slice(&u32::try_from(self.count).unwrap_or(u32::MAX).to_le_bytes());
-        out.extend_from_slice(&self.ops);
+        out.extend_from_slice(self.op_bytes());
+    }
+
+    /// The encoding of the batch, as [`WriteBatch::encode`] appends it, in the batch's own
+    /// buffer: no copy, no allocation (a batch writer hands its batch over whole).
+    #[must_use]
+    pub fn into_encoded(mut self) -> Vec<u8> {
+        let count = u32::try_from(self.count).unwrap_or(u32::MAX).to_le_bytes();
+        if let Some(header) = self.op_buffer().get_mut(..BATCH_HEADER_BYTES) {
+            header.copy_from_slice(&count);
+        }
+        self.ops
     }
 
     /// Decodes an owned batch from its encoding (total over arbitrary bytes).
@@ -424,6 +467,33 @@ mod tests {
         assert!(batch.validate().is_ok() && batch.is_empty());
     }
 
+    #[test]
+    fn an_owned_batch_encodes_as_a_borrowed_one() {
+        let encoded = |batch: &WriteBatch| {
+            let mut bytes = Vec::new();
+            batch.encode(&mut bytes);
+            bytes
+        };
+        let mut batches = vec![WriteBatch::new(), WriteBatch::with_capacity(4, 64)];
+        let mut refused = WriteBatch::new();
+        refused.delete(&vec![0; MAX_KEY_BYTES + 1]);
+        batches.push(refused.clone());
+        refused.put(b"a", b"1");
+        batches.push(refused);
+        let mut reused = WriteBatch::with_capacity(2, 16);
+        reused.put(b"k", b"v").delete_range(b"a", b"b");
+        batches.push(reused.clone());
+        reused.clear();
+        batches.push(reused.clone());
+        reused.delete(b"x");
+        batches.push(reused);
+        for batch in batches {
+            let bytes = encoded(&batch);
+            assert_eq!(bytes.len(), batch.size(), "{batch:?}");
+            assert_eq!(batch.clone().into_encoded(), bytes, "{batch:?}");
+        }
+    }
+
     proptest! {
         #[test]
         fn batch_ops_walk_matches_the_decoded_encoding(
@@ -448,6 +518,7 @@ mod tests {
             prop_assert_eq!(&walked, &decode_ops(&bytes).unwrap());
             let decoded = WriteBatch::decode(&bytes).unwrap();
             prop_assert_eq!(decoded.ops().collect::<Vec<_>>(), walked);
+            prop_assert_eq!(batch.into_encoded(), bytes);
         }
 
         #[test]

@@ -115,6 +115,28 @@ impl WriterState {
 impl Inner {
     /// Commits `batch`; returns the sequence number of its last operation.
     pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<Seq> {
+        if let Some(seq) = self.admit(batch, durability)? {
+            return Ok(seq);
+        }
+        let mut payload = Vec::with_capacity(batch.size());
+        batch.encode(&mut payload);
+        self.write_encoded(payload, batch.len() as u64, durability)
+    }
+
+    /// As [`Inner::write`], committing the batch's own buffer as the WAL payload: no copy of
+    /// the batch, no allocation for it.
+    pub fn write_owned(&self, batch: WriteBatch, durability: Durability) -> Result<Seq> {
+        if let Some(seq) = self.admit(&batch, durability)? {
+            return Ok(seq);
+        }
+        let ops = batch.len() as u64;
+        self.write_encoded(batch.into_encoded(), ops, durability)
+    }
+
+    /// Checks `batch` against the limits and holds its writer back as the write controller
+    /// asks; `Some` when there is nothing to queue (an empty batch, made durable with the
+    /// WAL if asked), with the sequence number to return.
+    fn admit(&self, batch: &WriteBatch, durability: Durability) -> Result<Option<Seq>> {
         self.check_writable()?;
         batch.validate()?;
         if batch.size() > MAX_BATCH_BYTES {
@@ -127,17 +149,20 @@ impl Inner {
             if durability == Durability::Sync {
                 self.sync_wal()?;
             }
-            return Ok(self.last_seq());
+            return Ok(Some(self.last_seq()));
         }
         self.throttle(batch.size())?;
-        let mut payload = Vec::with_capacity(batch.size());
-        batch.encode(&mut payload);
+        Ok(None)
+    }
+
+    /// Queues the encoded batch `payload` of `ops` operations and waits for its group.
+    fn write_encoded(&self, payload: Vec<u8>, ops: u64, durability: Durability) -> Result<Seq> {
         self.counters
             .user_bytes
             .fetch_add(payload.len() as u64, Ordering::Relaxed);
         let pending = Arc::new(Pending {
             payload,
-            ops: batch.len() as u64,
+            ops,
             sync: durability == Durability::Sync,
             bit: self.sleepers.next_bit(),
             flags: AtomicU32::new(0),

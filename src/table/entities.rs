@@ -265,7 +265,7 @@ impl Table {
         if current.capacity() <= MAX_REUSED_GET_BUFFER {
             GET_BUFFER.replace(current);
         }
-        inner.engine.write(&batch, inner.options.durability)?;
+        inner.engine.write_owned(batch, inner.options.durability)?;
         Ok(etags)
     }
 }

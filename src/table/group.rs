@@ -179,7 +179,7 @@ impl Account {
         if written.is_empty() {
             return Ok(());
         }
-        inner.engine.write(&batch, inner.options.durability)?;
+        inner.engine.write_owned(batch, inner.options.durability)?;
         for (index, etag) in written {
             if let Some(slot) = results.get_mut(index) {
                 *slot = Some(Ok(etag));
