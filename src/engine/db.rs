@@ -88,6 +88,7 @@ impl Engine {
     /// payload as it is, where `write` copies it.
     ///
     /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use strata::engine::{Durability, Engine, Options, WriteBatch};
     /// let dir = tempfile::tempdir()?;
     /// let engine = Engine::open(dir.path().join("db"), Options::default())?;
@@ -95,7 +96,7 @@ impl Engine {
     /// batch.put(b"k", b"v");
     /// engine.write_owned(batch, Durability::Sync)?;
     /// assert_eq!(engine.get(b"k")?, Some(b"v".to_vec()));
-    /// # Ok::<(), strata::engine::Error>(())
+    /// # Ok(()) }
     /// ```
     pub fn write_owned(&self, batch: WriteBatch, durability: Durability) -> Result<Seq> {
         let seq = self.inner.write_owned(batch, durability);
