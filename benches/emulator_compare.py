@@ -264,6 +264,16 @@ def start(cmd, port, log):
     return proc
 
 
+def stop(proc):
+    """Ends a server: SIGTERM (graceful shutdown), SIGKILL if it has not exited within 30 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--strata", help="strata binary (release build)")
@@ -300,11 +310,7 @@ def main():
             try:
                 bench_server(name, proc.pid, f"http://127.0.0.1:{port}/{ACCOUNT}", args, results)
             finally:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+                stop(proc)
                 log.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)

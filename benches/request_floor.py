@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from emulator_compare import (ACCOUNT, KEY, CpuMeter, free_port, wait_listening, warm,  # noqa: E402
+from emulator_compare import (ACCOUNT, KEY, CpuMeter, free_port, stop, wait_listening, warm,  # noqa: E402
                               work_batch_insert, work_point_read, work_upsert)
 
 from azure.core.credentials import AzureNamedKeyCredential  # noqa: E402
@@ -111,12 +111,7 @@ def bench(name, kind, cmd, work, pools, args, results):
                 print(f"{name:34} {row:14} {clients:>2}c {ops:>5} ops {ops / secs:6.0f}/s "
                       f"{us:8.1f} us/op load {os.getloadavg()[0]:4.1f} {extra}", flush=True)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def main():

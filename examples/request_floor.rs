@@ -47,15 +47,35 @@ const EPOLL_EVENTS: usize = 64;
 /// The epoll token of the listener (connections use their descriptor).
 const LISTENER_TOKEN: u64 = u64::MAX;
 
+/// The headers strata sends on every entity answer, byte for byte, after a status line.
+macro_rules! entity_headers {
+    ($request_id:literal) => {
+        concat!(
+            "x-ms-request-id: ",
+            $request_id,
+            "\r\n",
+            "x-ms-version: 2019-02-02\r\n",
+            "dataserviceversion: 3.0;\r\n",
+            "x-content-type-options: nosniff\r\n",
+            "cache-control: no-cache\r\n",
+            "etag: W/\"datetime'2026-11-23T10%3A56%3A35.7899185Z'\"\r\n",
+        )
+    };
+}
+
+/// The `date` header and the blank line that end a head.
+macro_rules! date_and_end {
+    () => {
+        "date: Mon, 23 Nov 2026 10:56:35 GMT\r\n\r\n"
+    };
+}
+
 /// The answer to a merge upsert: strata's headers, byte for byte, with a fixed id and date.
-const UPSERT_RESPONSE: &[u8] = b"HTTP/1.1 204 No Content\r\n\
-x-ms-request-id: acbdb3b4-6b82-81e8-6768-d70503d1597a\r\n\
-x-ms-version: 2019-02-02\r\n\
-dataserviceversion: 3.0;\r\n\
-x-content-type-options: nosniff\r\n\
-cache-control: no-cache\r\n\
-etag: W/\"datetime'2026-11-23T10%3A56%3A35.7899185Z'\"\r\n\
-date: Mon, 23 Nov 2026 10:56:35 GMT\r\n\r\n";
+const UPSERT_RESPONSE: &str = concat!(
+    "HTTP/1.1 204 No Content\r\n",
+    entity_headers!("acbdb3b4-6b82-81e8-6768-d70503d1597a"),
+    date_and_end!()
+);
 
 /// The body of a point read's answer: strata's entity of the bench, byte for byte.
 const ENTITY_BODY: &str = concat!(
@@ -69,16 +89,13 @@ const ENTITY_BODY: &str = concat!(
 /// The answer to a point read (head and body in one buffer, one `send`).
 fn read_response() -> Vec<u8> {
     let mut out = format!(
-        "HTTP/1.1 200 OK\r\n\
-x-ms-request-id: acbdb3b4-6b82-81e8-6768-d70503d15979\r\n\
-x-ms-version: 2019-02-02\r\n\
-dataserviceversion: 3.0;\r\n\
-x-content-type-options: nosniff\r\n\
-cache-control: no-cache\r\n\
-etag: W/\"datetime'2026-11-23T10%3A56%3A35.7899185Z'\"\r\n\
-content-type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\
-content-length: {}\r\n\
-date: Mon, 23 Nov 2026 10:56:35 GMT\r\n\r\n",
+        concat!(
+            "HTTP/1.1 200 OK\r\n",
+            entity_headers!("acbdb3b4-6b82-81e8-6768-d70503d15979"),
+            "content-type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n",
+            "content-length: {}\r\n",
+            date_and_end!()
+        ),
         ENTITY_BODY.len()
     )
     .into_bytes();
@@ -257,7 +274,7 @@ fn answer_all(input: &mut Vec<u8>, out: &mut Vec<u8>, read_answer: &[u8]) -> io:
             Request::Read => out.extend_from_slice(read_answer),
             Request::Write => {
                 wrote = true;
-                out.extend_from_slice(UPSERT_RESPONSE);
+                out.extend_from_slice(UPSERT_RESPONSE.as_bytes());
             }
         }
     }
