@@ -63,7 +63,7 @@ pub fn insert(ctx: &Context<'_>, table: &str, body: &[u8]) -> Result<Reply> {
         Some(table),
         Some((entity.partition_key().as_str(), entity.row_key().as_str())),
     )?;
-    let etag = ctx.state.account.table(table)?.insert(&entity)?;
+    let etag = ctx.state.table(table)?.insert(&entity)?;
     entity.set_timestamp(etag.timestamp());
     Ok(write_reply(
         ctx,
@@ -110,7 +110,7 @@ pub fn prepare_update(
         (true, None) => OpKind::InsertOrMerge,
     };
     Ok(GroupWrite {
-        table: ctx.state.account.table(table)?,
+        table: ctx.state.table(table)?,
         kind,
         entity,
     })
@@ -129,10 +129,7 @@ pub fn delete(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply
         .ok_or(ServerError::MissingRequiredHeader { header: "If-Match" })?;
     ctx.principal
         .authorize(Access::Delete, Some(table), Some(key))?;
-    ctx.state
-        .account
-        .table(table)?
-        .delete(key.0, key.1, if_match)?;
+    ctx.state.table(table)?.delete(key.0, key.1, if_match)?;
     Ok(Reply::status(204))
 }
 
@@ -162,14 +159,11 @@ pub fn get(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply> {
     let mut out = String::with_capacity(ENTITY_JSON_GUESS_BYTES);
     // The writer keeps the row's Timestamp text, which the ETag header reuses.
     let mut writer = EntityWriter::new(ctx.metadata, &links, false, names.as_deref());
-    ctx.state
-        .account
-        .table(table)?
-        .get_row(key.0, key.1, |row| {
-            writer
-                .write_row(&mut out, row)
-                .map_err(|source| corrupt(table, row, source))
-        })??;
+    ctx.state.table(table)?.get_row(key.0, key.1, |row| {
+        writer
+            .write_row(&mut out, row)
+            .map_err(|source| corrupt(table, row, source))
+    })??;
     Ok(Reply::status(200)
         .header("etag", writer.etag_text())
         .body(ctx.metadata.content_type(), out))
