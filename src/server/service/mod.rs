@@ -23,6 +23,7 @@ use super::auth::{self, Credentials};
 use super::combine::Combiner;
 use super::error::{Result, ServerError};
 use super::handlers::{self, Context, PausedQuery, QueryStep};
+use super::idle::Activity;
 use super::json::Metadata;
 use super::limits::{
     ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, ENTITY_BODY_MAX_BYTES, URL_MAX_BYTES,
@@ -41,6 +42,7 @@ const DEFAULT_HOST: &str = "127.0.0.1";
 pub async fn handle(
     state: Arc<State>,
     connection: u64,
+    activity: Arc<Activity>,
     request: Request<Incoming>,
 ) -> std::result::Result<Response<Full<ReplyBody>>, Infallible> {
     let (request_id, n) = state.next_request_id();
@@ -75,6 +77,7 @@ pub async fn handle(
         reply,
         request_id,
         parts.map(|parts| parts.headers),
+        activity,
     ))
 }
 

@@ -1,6 +1,7 @@
 //! Turning a reply into a hyper response with the headers every response carries.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use bytes::Buf;
 use http_body_util::Full;
@@ -9,6 +10,7 @@ use hyper::header::{
 };
 use hyper::{HeaderMap, Response, StatusCode};
 
+use super::super::idle::Activity;
 use super::super::json::Metadata;
 use super::super::limits::SERVICE_VERSION;
 use super::super::reply::{self, Reply};
@@ -75,6 +77,10 @@ pub struct ReplyBody {
     bytes: Vec<u8>,
     /// Bytes already written.
     at: usize,
+    /// The connection's requests, told when hyper drops the body (the response handed over
+    /// whole, or the connection gone), so that its idle watchdog does not close it while a
+    /// response is still being sent.
+    activity: Option<Arc<Activity>>,
 }
 
 impl Buf for ReplyBody {
@@ -94,6 +100,9 @@ impl Buf for ReplyBody {
 impl Drop for ReplyBody {
     fn drop(&mut self) {
         reply::recycle(std::mem::take(&mut self.bytes));
+        if let Some(activity) = self.activity.take() {
+            activity.end();
+        }
     }
 }
 
@@ -103,10 +112,12 @@ pub(super) fn into_response(
     reply: Reply,
     request_id: RequestId,
     map: Option<HeaderMap>,
+    activity: Arc<Activity>,
 ) -> Response<Full<ReplyBody>> {
     let mut response = Response::new(Full::new(ReplyBody {
         bytes: reply.body,
         at: 0,
+        activity: Some(activity),
     }));
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -194,9 +205,12 @@ mod body_tests {
 
     #[test]
     fn a_reply_body_yields_its_bytes_once_in_order_across_partial_advances() {
+        let activity = Arc::new(Activity::default());
+        activity.begin();
         let mut body = ReplyBody {
             bytes: b"0123456789".to_vec(),
             at: 0,
+            activity: Some(Arc::clone(&activity)),
         };
         assert_eq!(body.remaining(), 10);
         body.advance(3);
@@ -205,5 +219,8 @@ mod body_tests {
         body.advance(100);
         assert_eq!(body.remaining(), 0);
         assert_eq!(body.chunk(), b"");
+        assert_eq!(activity.counts(), (1, 0));
+        drop(body);
+        assert_eq!(activity.counts(), (1, 1), "a dropped body ends its request");
     }
 }
