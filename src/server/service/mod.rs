@@ -95,7 +95,7 @@ enum Step {
 struct Job {
     target: route::Target,
     principal: auth::Principal,
-    base: String,
+    base: Arc<str>,
     metadata: Metadata,
     body: RequestBody,
     /// A query page begun on the I/O thread, to be finished.
@@ -183,11 +183,7 @@ async fn prepare(
         .get(HOST)
         .and_then(|v| v.to_str().ok())
         .unwrap_or(DEFAULT_HOST);
-    let mut base = String::with_capacity(host.len() + state.name.len() + "http:///".len());
-    base.push_str("http://");
-    base.push_str(host);
-    base.push('/');
-    base.push_str(&state.name);
+    let base = state.base(host);
     let ctx = Context {
         state,
         method,
