@@ -137,22 +137,25 @@ mod tests {
 
     #[test]
     fn a_connection_is_closed_only_once_its_requests_stop() {
+        // Checks further apart than the requests by ten times, so that a stalled test thread
+        // does not pass for an idle connection.
+        let interval = INTERVAL * 4;
         let activity = Arc::new(Activity::default());
         let started = std::time::Instant::now();
-        let busy_for = INTERVAL * CHECKS * 4;
+        let busy_for = interval * CHECKS * 2;
         let out = run(async {
             let requests = Arc::clone(&activity);
             tokio::spawn(async move {
                 while started.elapsed() < busy_for {
                     requests.begin();
                     requests.end();
-                    sleep(INTERVAL / 2).await;
+                    sleep(interval / 10).await;
                 }
             });
-            close_when_idle(std::future::pending::<()>(), &activity, INTERVAL, CHECKS).await
+            close_when_idle(std::future::pending::<()>(), &activity, interval, CHECKS).await
         });
         assert_eq!(out, None);
-        assert!(started.elapsed() >= busy_for + INTERVAL * (CHECKS - 1));
+        assert!(started.elapsed() >= busy_for + interval * (CHECKS - 1));
         assert_eq!(activity.counts().0, activity.counts().1);
     }
 }
