@@ -20,8 +20,17 @@ pub const URL_MAX_BYTES: usize = 32 * 1024;
 /// hyper's read buffer: bounds the request line plus all headers of one request.
 pub const HEADER_BUFFER_MAX_BYTES: usize = 64 * 1024;
 
-/// A client must send all request headers within this time.
+/// A client must send all request headers within this time. Enforced per connection (see
+/// `idle`): a connection with no request begun and no response left to send is closed after
+/// [`IDLE_CHECKS`] checks [`IDLE_CHECK_INTERVAL`] apart, i.e. 30 to 40 s after it fell idle.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Time between two idle checks of a connection.
+pub const IDLE_CHECK_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Idle checks in a row after which a connection is closed (× [`IDLE_CHECK_INTERVAL`] =
+/// [`HEADER_READ_TIMEOUT`]).
+pub const IDLE_CHECKS: u32 = 3;
 
 /// A client must send the whole body within this time.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);

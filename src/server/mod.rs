@@ -21,6 +21,7 @@ pub mod batch;
 mod combine;
 pub mod error;
 mod handlers;
+mod idle;
 pub mod json;
 pub mod limits;
 pub mod reply;
@@ -36,7 +37,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -46,7 +47,8 @@ pub use service::State;
 
 use crate::table::Account;
 use limits::{
-    DEFAULT_ACCOUNT, DEFAULT_KEY, HEADER_BUFFER_MAX_BYTES, HEADER_READ_TIMEOUT, SHUTDOWN_GRACE,
+    DEFAULT_ACCOUNT, DEFAULT_KEY, HEADER_BUFFER_MAX_BYTES, IDLE_CHECK_INTERVAL, IDLE_CHECKS,
+    SHUTDOWN_GRACE,
 };
 
 /// Most blocking worker threads running table operations at once.
@@ -113,19 +115,29 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, shutdown: impl Futu
                 let open = state.open_connection();
                 let connection = open.id();
                 let mut builder = http1::Builder::new();
+                // The header read timeout is the connection's idle watchdog (`idle`): hyper's
+                // arms a timer per request.
                 builder
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .header_read_timeout(None)
                     .max_buf_size(HEADER_BUFFER_MAX_BYTES);
+                let activity = Arc::new(idle::Activity::default());
+                let requests = Arc::clone(&activity);
                 let connection = builder.serve_connection(
                     TokioIo::new(stream),
                     service_fn(move |request| {
-                        service::handle(Arc::clone(&state), connection, request)
+                        requests.begin();
+                        service::handle(Arc::clone(&state), connection, Arc::clone(&requests), request)
                     }),
                 );
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
-                    let _ = connection.await;
+                    let _ = idle::close_when_idle(
+                        connection,
+                        &activity,
+                        IDLE_CHECK_INTERVAL,
+                        IDLE_CHECKS,
+                    )
+                    .await;
                     drop(open);
                 });
             }

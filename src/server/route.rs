@@ -250,7 +250,7 @@ fn find_byte(text: &str, byte: u8) -> Option<usize> {
 }
 
 /// `text.split_once(byte as char)` for an ASCII `byte`, by [`find_byte`].
-fn split_at_byte(text: &str, byte: u8) -> Option<(&str, &str)> {
+pub(crate) fn split_at_byte(text: &str, byte: u8) -> Option<(&str, &str)> {
     let at = find_byte(text, byte)?;
     Some((text.get(..at)?, text.get(at + 1..)?))
 }

@@ -58,6 +58,12 @@ impl Table {
         Ok(Cow::Owned(state))
     }
 
+    /// Whether the handle has resolved its table and that table is still live, so its
+    /// operations skip the catalog lookup.
+    pub(crate) fn is_resolved(&self) -> bool {
+        self.cached.get().is_some_and(|state| !state.is_gone())
+    }
+
     /// The table's name as given to [`Account::table`].
     #[must_use]
     pub const fn name(&self) -> &TableName {

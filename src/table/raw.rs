@@ -19,6 +19,8 @@ const MAX_REUSED_BUFFER: usize = 64 << 10;
 
 thread_local! {
     static ROW_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The engine key of the row being read, reused as [`ROW_BUFFER`] is.
+    static KEY_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl Table {
@@ -33,10 +35,13 @@ impl Table {
         row_key: &str,
         visit: impl FnOnce(&RowRef<'_>) -> R,
     ) -> Result<R> {
-        let pk = PartitionKey::new(partition_key)?;
-        let rk = RowKey::new(row_key)?;
+        // Borrowed: a short key is validated and kept inline, with no allocation.
+        let pk = PartitionKey::from_borrowed(partition_key)?;
+        let rk = RowKey::from_borrowed(row_key)?;
         let state = self.state()?;
-        let engine_key = key::encode(state.id, &pk, &rk);
+        let mut engine_key = KEY_BUFFER.take();
+        engine_key.clear();
+        key::encode_into(state.id, &pk, &rk, &mut engine_key);
         // One value buffer per thread: the stored value is copied once, into memory that is
         // already there.
         let mut value = ROW_BUFFER.take();
@@ -47,6 +52,9 @@ impl Table {
         };
         if value.capacity() <= MAX_REUSED_BUFFER {
             ROW_BUFFER.replace(value);
+        }
+        if engine_key.capacity() <= MAX_REUSED_BUFFER {
+            KEY_BUFFER.replace(engine_key);
         }
         out
     }

@@ -16,6 +16,7 @@ use ring::hmac;
 
 use super::X_MS_DATE;
 use crate::server::error::{Result, ServerError};
+use crate::server::route::split_at_byte;
 
 /// `Content-MD5`, which the `http` crate has no constant for.
 const CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
@@ -191,8 +192,9 @@ pub fn check(
     let fail = |reason: &str| ServerError::AuthenticationFailed {
         reason: reason.to_owned(),
     };
-    let (scheme, credential) = authorization
-        .split_once(' ')
+    // Byte searches: `split_once(char)` set up a char searcher for each (~400 instructions
+    // per request for the two).
+    let (scheme, credential) = split_at_byte(authorization, b' ')
         .ok_or_else(|| fail("the Authorization header has no scheme"))?;
     let scheme = match scheme {
         "SharedKey" => Scheme::SharedKey,
@@ -203,9 +205,7 @@ pub fn check(
             ));
         }
     };
-    let (claimed, signature) = credential
-        .trim()
-        .split_once(':')
+    let (claimed, signature) = split_at_byte(credential.trim(), b':')
         .ok_or_else(|| fail("the Authorization header is not account:signature"))?;
     if claimed != account {
         return Err(fail("the Authorization header names another account"));

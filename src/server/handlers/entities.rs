@@ -6,16 +6,13 @@ use crate::model::DateTime;
 use crate::server::auth::Access;
 use crate::server::error::{Result, ServerError};
 use crate::server::json::{
-    Links, key_predicate, parse_entity, write_entity, write_etag_text, write_row,
+    ETAG_TEXT_LEN, EntityWriter, Links, key_predicate, parse_entity, write_entity, write_etag_text,
 };
 use crate::server::reply::Reply;
 use crate::table::{ETag, GroupWrite, OpKind, RowRef, StoredEntity};
 
 /// Initial room for one entity's JSON: most fit, so bodies are not regrown as they are written.
 const ENTITY_JSON_GUESS_BYTES: usize = 512;
-
-/// Length of an ETag header value (`W/"datetime'` + timestamp with `%3A` + `'"`).
-const ETAG_TEXT_LEN: usize = 48;
 
 /// The names OData links of `table` are built from.
 pub(super) fn links<'a>(ctx: &Context<'a>, table: &'a str) -> Links<'a> {
@@ -66,7 +63,7 @@ pub fn insert(ctx: &Context<'_>, table: &str, body: &[u8]) -> Result<Reply> {
         Some(table),
         Some((entity.partition_key().as_str(), entity.row_key().as_str())),
     )?;
-    let etag = ctx.state.account.table(table)?.insert(&entity)?;
+    let etag = ctx.state.table(table)?.insert(&entity)?;
     entity.set_timestamp(etag.timestamp());
     Ok(write_reply(
         ctx,
@@ -113,7 +110,7 @@ pub fn prepare_update(
         (true, None) => OpKind::InsertOrMerge,
     };
     Ok(GroupWrite {
-        table: ctx.state.account.table(table)?,
+        table: ctx.state.table(table)?,
         kind,
         entity,
     })
@@ -132,10 +129,7 @@ pub fn delete(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply
         .ok_or(ServerError::MissingRequiredHeader { header: "If-Match" })?;
     ctx.principal
         .authorize(Access::Delete, Some(table), Some(key))?;
-    ctx.state
-        .account
-        .table(table)?
-        .delete(key.0, key.1, if_match)?;
+    ctx.state.table(table)?.delete(key.0, key.1, if_match)?;
     Ok(Reply::status(204))
 }
 
@@ -163,21 +157,20 @@ pub fn get(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply> {
         .map(|names| names.iter().map(String::as_str).collect());
     let links = links(ctx, table);
     let mut out = String::with_capacity(ENTITY_JSON_GUESS_BYTES);
-    let timestamp = ctx
-        .state
-        .account
-        .table(table)?
-        .get_row(key.0, key.1, |row| {
-            write_row(&mut out, row, ctx.metadata, &links, false, names.as_deref())
-                .map(|()| row.timestamp)
-                .map_err(|source| corrupt(table, row, source))
-        })??;
+    // The writer keeps the row's Timestamp text, which the ETag header reuses.
+    let mut writer = EntityWriter::new(ctx.metadata, &links, false, names.as_deref());
+    ctx.state.table(table)?.get_row(key.0, key.1, |row| {
+        writer
+            .write_row(&mut out, row)
+            .map_err(|source| corrupt(table, row, source))
+    })??;
     Ok(Reply::status(200)
-        .header("etag", etag_text(timestamp))
+        .header("etag", writer.etag_text())
         .body(ctx.metadata.content_type(), out))
 }
 
-/// The `ETag` header value of an entity written at `timestamp`.
+/// The `ETag` header value of an entity written at `timestamp`, in a `String` of exactly its
+/// length (see [`ETAG_TEXT_LEN`]).
 fn etag_text(timestamp: DateTime) -> String {
     let mut text = String::with_capacity(ETAG_TEXT_LEN);
     write_etag_text(&mut text, timestamp);

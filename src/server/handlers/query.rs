@@ -217,7 +217,7 @@ fn scan(
     let range = ctx.principal.range();
     let links = links(ctx, table);
     let mut writer = EntityWriter::new(ctx.metadata, &links, true, names.as_deref());
-    let table_handle = ctx.state.account.table(table)?;
+    let table_handle = ctx.state.table(table)?;
     let left = table_handle
         .page_time_budget()
         .saturating_sub(started.elapsed());

@@ -6,6 +6,7 @@ mod stamp;
 mod write;
 
 pub use read::{EncodedEntity, Members, Scalar, encode_entity_reusing};
+pub(crate) use stamp::ETAG_TEXT_LEN;
 pub use write::{
     EntityWriter, key_predicate, write_entity, write_etag_text, write_key_predicate, write_row,
     write_str, write_str_parts,
@@ -245,7 +246,7 @@ fn typed_number(edm: EdmType, n: &Number) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::stamp::write_etag;
+    use super::stamp::StampText;
     use super::write::write_str;
     use crate::model::DateTime;
     use crate::table::ETag;
@@ -294,15 +295,17 @@ mod tests {
     }
 
     #[test]
-    fn write_etag_matches_the_etag_display() {
+    fn stamp_etag_texts_match_the_etag_display() {
         let fixed = [630_000_000_000_000_000, 638_000_000_000_000_123]
             .map(|ticks| DateTime::from_ticks(ticks).expect("in range"));
         for timestamp in fixed.into_iter().chain([DateTime::now()]) {
-            let mut ours = String::new();
-            write_etag(&mut ours, &timestamp.to_iso8601());
+            let mut stamp = StampText::new();
+            stamp.set(timestamp);
+            let display = ETag::from_timestamp(timestamp).to_string();
             let mut expected = String::new();
-            write_str(&mut expected, &ETag::from_timestamp(timestamp).to_string());
-            assert_eq!(ours, expected);
+            write_str(&mut expected, &display);
+            assert_eq!(stamp.etag_json(), expected);
+            assert_eq!(stamp.etag_text(), display);
         }
     }
 }

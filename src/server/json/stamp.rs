@@ -14,6 +14,26 @@ const MINUTES: (usize, usize) = (TIME_AT + 3, 2);
 const SECONDS: (usize, usize) = (TIME_AT + 6, 2);
 const FRACTION: (usize, usize) = (TIME_AT + 9, 7);
 
+/// Places of the colons of `YYYY-MM-DDThh:mm:ss.fffffffZ`.
+const COLONS: (usize, usize) = (13, 16);
+
+/// An ISO 8601 Timestamp with its two colons as `%3A`, as an ETag carries it.
+const ESCAPED_LEN: usize = ISO8601_LEN + 4;
+
+/// Before and after the escaped Timestamp in an ETag header value: `W/"datetime'…'"`.
+const ETAG_OPEN: &str = "W/\"datetime'";
+const ETAG_CLOSE: &str = "'\"";
+
+/// Before and after the escaped Timestamp in the ETag's JSON string literal.
+const ETAG_JSON_OPEN: &str = "\"W/\\\"datetime'";
+const ETAG_JSON_CLOSE: &str = "'\\\"\"";
+
+/// Length of an ETag header value: every Timestamp text has the same length.
+pub(crate) const ETAG_TEXT_LEN: usize = ETAG_OPEN.len() + ESCAPED_LEN + ETAG_CLOSE.len();
+
+/// Length of the ETag's JSON string literal.
+const ETAG_JSON_LEN: usize = ETAG_JSON_OPEN.len() + ESCAPED_LEN + ETAG_JSON_CLOSE.len();
+
 /// The texts of the last Timestamp written.
 #[derive(Debug)]
 pub(super) struct StampText {
@@ -22,21 +42,19 @@ pub(super) struct StampText {
     /// The day (ticks / day) whose date `iso` holds.
     day: Option<i64>,
     iso: [u8; ISO8601_LEN],
-    /// `iso` as text.
-    text: String,
-    /// The weak ETag as a JSON string literal: `"W/\"datetime'<text, ':' as %3A>'\""`.
+    /// The weak ETag as a JSON string literal: `"W/\"datetime'<iso, ':' as %3A>'\""`;
+    /// allocated by the first `set` (a writer made for one row and never used costs nothing).
     etag_json: String,
 }
 
 impl StampText {
     /// No Timestamp yet.
-    pub(super) fn new() -> Self {
+    pub(super) const fn new() -> Self {
         Self {
             ticks: None,
             day: None,
             iso: [0; ISO8601_LEN],
-            text: String::with_capacity(ISO8601_LEN),
-            etag_json: String::with_capacity(ISO8601_LEN + 24),
+            etag_json: String::new(),
         }
     }
 
@@ -55,18 +73,21 @@ impl StampText {
             self.day = Some(day);
         }
         self.ticks = Some(ticks);
-        self.text.clear();
-        // ASCII by construction.
-        self.text
-            .push_str(std::str::from_utf8(&self.iso).unwrap_or_default());
         self.etag_json.clear();
-        write_etag(&mut self.etag_json, &self.text);
+        self.etag_json.reserve_exact(ETAG_JSON_LEN);
+        self.etag_json.push_str(ETAG_JSON_OPEN);
+        // ASCII by construction.
+        push_colons_escaped(
+            &mut self.etag_json,
+            std::str::from_utf8(&self.iso).unwrap_or_default(),
+        );
+        self.etag_json.push_str(ETAG_JSON_CLOSE);
     }
 
     /// The ISO 8601 text, as `DateTime`'s `Display` writes it.
     #[cfg(test)]
     pub(super) fn text(&self) -> &str {
-        &self.text
+        std::str::from_utf8(&self.iso).unwrap_or_default()
     }
 
     /// The ISO 8601 text as bytes, of a length known to the writer.
@@ -79,6 +100,21 @@ impl StampText {
     #[inline]
     pub(super) fn etag_json(&self) -> &str {
         &self.etag_json
+    }
+
+    /// The ETag header value of the Timestamp (`W/"datetime'…'"`), cut from its JSON literal,
+    /// in a `String` of exactly its length: a header value takes such a buffer as it is,
+    /// while one with spare capacity costs it a second allocation.
+    pub(super) fn etag_text(&self) -> String {
+        let escaped = self
+            .etag_json
+            .get(ETAG_JSON_OPEN.len()..self.etag_json.len().saturating_sub(ETAG_JSON_CLOSE.len()))
+            .unwrap_or_default();
+        let mut text = String::with_capacity(ETAG_OPEN.len() + escaped.len() + ETAG_CLOSE.len());
+        text.push_str(ETAG_OPEN);
+        text.push_str(escaped);
+        text.push_str(ETAG_CLOSE);
+        text
     }
 }
 
@@ -100,22 +136,11 @@ fn write_time_of_day(iso: &mut [u8; ISO8601_LEN], in_day: i64) {
     }
 }
 
-/// Appends the JSON string of the weak ETag of an entity written at `timestamp` (its ISO 8601
-/// form): `W/"datetime'<timestamp, ':' as %3A>'"`, as [`crate::table::ETag`] displays it,
-/// without formatting the timestamp a second time.
-pub(super) fn write_etag(out: &mut String, timestamp: &str) {
-    out.push_str("\"W/\\\"datetime'");
-    push_colons_escaped(out, timestamp);
-    out.push_str("'\\\"\"");
-}
-
 /// Appends `timestamp` with each `:` percent-encoded (`%3A`), as an ETag carries it. The
 /// ISO 8601 text of a Timestamp has its two colons at fixed places (`hh:mm:ss`), so they are
 /// not searched for (a `char` search per piece cost a point read ~900 instructions over its
 /// two ETag texts); any other text is split at every colon.
 pub(super) fn push_colons_escaped(out: &mut String, timestamp: &str) {
-    /// Places of the colons of `YYYY-MM-DDThh:mm:ss.fffffffZ`.
-    const COLONS: (usize, usize) = (13, 16);
     let bytes = timestamp.as_bytes();
     let fixed = bytes.len() == ISO8601_LEN
         && bytes.get(COLONS.0) == Some(&b':')
@@ -174,6 +199,8 @@ mod tests {
             stamp.set(instant);
             assert_eq!(stamp.text(), instant.to_string());
             let etag = ETag::from_timestamp(instant).to_string();
+            assert_eq!(stamp.etag_text(), etag);
+            assert_eq!(stamp.etag_text().capacity(), super::ETAG_TEXT_LEN);
             assert_eq!(
                 stamp.etag_json(),
                 serde_json::to_string(&etag).unwrap_or_default()

@@ -383,6 +383,13 @@ impl<'a> EntityWriter<'a> {
         Ok(())
     }
 
+    /// The ETag header value of the row written last, from the Timestamp text already
+    /// formatted for its body.
+    #[must_use]
+    pub fn etag_text(&self) -> String {
+        self.stamp.etag_text()
+    }
+
     /// Appends `stored` as one JSON object, as [`write_entity`] does (no `select`).
     pub fn write_entity(&mut self, out: &mut String, stored: &StoredEntity) {
         let entity = &stored.entity;

@@ -23,6 +23,7 @@ use super::auth::{self, Credentials};
 use super::combine::Combiner;
 use super::error::{Result, ServerError};
 use super::handlers::{self, Context, PausedQuery, QueryStep};
+use super::idle::Activity;
 use super::json::Metadata;
 use super::limits::{
     ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, ENTITY_BODY_MAX_BYTES, URL_MAX_BYTES,
@@ -41,6 +42,7 @@ const DEFAULT_HOST: &str = "127.0.0.1";
 pub async fn handle(
     state: Arc<State>,
     connection: u64,
+    activity: Arc<Activity>,
     request: Request<Incoming>,
 ) -> std::result::Result<Response<Full<ReplyBody>>, Infallible> {
     let (request_id, n) = state.next_request_id();
@@ -75,6 +77,7 @@ pub async fn handle(
         reply,
         request_id,
         parts.map(|parts| parts.headers),
+        activity,
     ))
 }
 
@@ -92,7 +95,7 @@ enum Step {
 struct Job {
     target: route::Target,
     principal: auth::Principal,
-    base: String,
+    base: Arc<str>,
     metadata: Metadata,
     body: RequestBody,
     /// A query page begun on the I/O thread, to be finished.
@@ -180,11 +183,7 @@ async fn prepare(
         .get(HOST)
         .and_then(|v| v.to_str().ok())
         .unwrap_or(DEFAULT_HOST);
-    let mut base = String::with_capacity(host.len() + state.name.len() + "http:///".len());
-    base.push_str("http://");
-    base.push_str(host);
-    base.push('/');
-    base.push_str(&state.name);
+    let base = state.base(host);
     let ctx = Context {
         state,
         method,

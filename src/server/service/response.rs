@@ -1,6 +1,7 @@
 //! Turning a reply into a hyper response with the headers every response carries.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use bytes::Buf;
 use http_body_util::Full;
@@ -9,6 +10,8 @@ use hyper::header::{
 };
 use hyper::{HeaderMap, Response, StatusCode};
 
+use super::super::idle::Activity;
+use super::super::json::Metadata;
 use super::super::limits::SERVICE_VERSION;
 use super::super::reply::{self, Reply};
 use super::state::RequestId;
@@ -49,6 +52,24 @@ fn header_name(name: &'static str) -> Option<HeaderName> {
     })
 }
 
+/// The value of a handler's static header text, prebuilt for the content types of entity
+/// responses: `from_static` outside a constant checks every byte (~250 instructions for these
+/// 60-odd characters) on every response.
+fn static_value(text: &'static str) -> HeaderValue {
+    const MINIMAL: &str = Metadata::Minimal.content_type();
+    const NONE: &str = Metadata::None.content_type();
+    const FULL: &str = Metadata::Full.content_type();
+    const MINIMAL_VALUE: HeaderValue = HeaderValue::from_static(MINIMAL);
+    const NONE_VALUE: HeaderValue = HeaderValue::from_static(NONE);
+    const FULL_VALUE: HeaderValue = HeaderValue::from_static(FULL);
+    match text {
+        MINIMAL => MINIMAL_VALUE,
+        NONE => NONE_VALUE,
+        FULL => FULL_VALUE,
+        _ => HeaderValue::from_static(text),
+    }
+}
+
 /// A response body: the reply's bytes as they are. `Bytes::from(Vec)` allocated a shared
 /// header for every vector whose capacity exceeds its length (almost every body).
 #[derive(Debug)]
@@ -56,6 +77,10 @@ pub struct ReplyBody {
     bytes: Vec<u8>,
     /// Bytes already written.
     at: usize,
+    /// The connection's requests, told when hyper drops the body (the response handed over
+    /// whole, or the connection gone), so that its idle watchdog does not close it while a
+    /// response is still being sent.
+    activity: Option<Arc<Activity>>,
 }
 
 impl Buf for ReplyBody {
@@ -75,6 +100,9 @@ impl Buf for ReplyBody {
 impl Drop for ReplyBody {
     fn drop(&mut self) {
         reply::recycle(std::mem::take(&mut self.bytes));
+        if let Some(activity) = self.activity.take() {
+            activity.end();
+        }
     }
 }
 
@@ -84,10 +112,12 @@ pub(super) fn into_response(
     reply: Reply,
     request_id: RequestId,
     map: Option<HeaderMap>,
+    activity: Arc<Activity>,
 ) -> Response<Full<ReplyBody>> {
     let mut response = Response::new(Full::new(ReplyBody {
         bytes: reply.body,
         at: 0,
+        activity: Some(activity),
     }));
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -118,7 +148,7 @@ pub(super) fn into_response(
         let value = match value {
             // Borrowed values are the handlers' string literals (content types, preference
             // names), all visible ASCII, which `from_static` takes without a copy.
-            Cow::Borrowed(text) => Ok(HeaderValue::from_static(text)),
+            Cow::Borrowed(text) => Ok(static_value(text)),
             Cow::Owned(text) => HeaderValue::try_from(text),
         };
         if let (Some(name), Ok(value)) = (header_name(name), value) {
@@ -153,14 +183,34 @@ mod tests {
 }
 
 #[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn prebuilt_header_values_equal_the_values_built_from_their_text() {
+        for metadata in [Metadata::None, Metadata::Minimal, Metadata::Full] {
+            let text = metadata.content_type();
+            assert_eq!(static_value(text), HeaderValue::from_static(text), "{text}");
+        }
+        assert_eq!(
+            static_value("return-no-content"),
+            HeaderValue::from_static("return-no-content")
+        );
+    }
+}
+
+#[cfg(test)]
 mod body_tests {
     use super::*;
 
     #[test]
     fn a_reply_body_yields_its_bytes_once_in_order_across_partial_advances() {
+        let activity = Arc::new(Activity::default());
+        activity.begin();
         let mut body = ReplyBody {
             bytes: b"0123456789".to_vec(),
             at: 0,
+            activity: Some(Arc::clone(&activity)),
         };
         assert_eq!(body.remaining(), 10);
         body.advance(3);
@@ -169,5 +219,8 @@ mod body_tests {
         body.advance(100);
         assert_eq!(body.remaining(), 0);
         assert_eq!(body.chunk(), b"");
+        assert_eq!(activity.counts(), (1, 0));
+        drop(body);
+        assert_eq!(activity.counts(), (1, 1), "a dropped body ends its request");
     }
 }
