@@ -233,9 +233,12 @@ impl Inner {
             self.count_sync_writers(&mut writer, group.len());
         }
         match committed {
-            Ok(seqs) => {
-                for (member, seq) in group.iter().zip(seqs) {
-                    member.finish(Ok(seq));
+            Ok(first_seq) => {
+                // Each batch's sequence number is its last operation's.
+                let mut seq = first_seq;
+                for member in &group {
+                    seq += member.ops;
+                    member.finish(Ok(seq - 1));
                 }
             }
             Err(err) => {
@@ -415,8 +418,9 @@ impl Inner {
             .store(expected, Ordering::Relaxed);
     }
 
-    /// Appends, syncs and applies one group; returns the sequence number of each batch.
-    fn commit_group(&self, writer: &mut WriterState, group: &[Arc<Pending>]) -> Result<Vec<Seq>> {
+    /// Appends, syncs and applies one group; returns the sequence number of its first
+    /// operation (the batches' operations are numbered on from it, in group order).
+    fn commit_group(&self, writer: &mut WriterState, group: &[Arc<Pending>]) -> Result<Seq> {
         if let Some(cause) = self.poison.lock().clone() {
             return Err(Error::Poisoned { cause });
         }
@@ -438,19 +442,17 @@ impl Inner {
         appended?;
         let mem = Arc::clone(&self.view.read().mem);
         let mut seq = first_seq;
-        let mut seqs = Vec::with_capacity(group.len());
         for member in group {
             let ops = decode_ops(&member.payload)
                 .map_err(|err| Error::InvalidArgument(format!("batch encoding: {err}")))?;
             mem.apply(seq, &ops);
             seq += member.ops;
-            seqs.push(seq - 1);
         }
         self.last_seq.store(seq - 1, Ordering::Release);
         if mem.approximate_bytes() >= self.options.memtable_bytes {
             self.freeze(writer)?;
         }
-        Ok(seqs)
+        Ok(first_seq)
     }
 
     /// Frames the group for the current segment (each frame carrying the writer's durability

@@ -17,6 +17,7 @@ pub(crate) use datetime::ISO8601_LEN;
 pub use entity::Entity;
 pub use error::{KeyKind, ModelError};
 pub use guid::Guid;
+pub(crate) use names::utf16_bytes;
 pub use names::{PartitionKey, PropertyName, RowKey, TableName};
 pub use value::{EdmType, Value};
 

@@ -22,6 +22,10 @@ pub(crate) const MAX_REUSED_GET_BUFFER: usize = 64 << 10;
 
 thread_local! {
     pub(crate) static GET_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// A write's engine key and new stored value, reused by the thread's next write: a
+    /// single write otherwise allocates (and grows) both.
+    pub(crate) static WRITE_BUFFERS: std::cell::Cell<(Vec<u8>, Vec<u8>)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
 
 /// A handle on one table of an [`Account`], by name: operations resolve the name when they
@@ -181,11 +185,8 @@ impl Table {
             entity,
             row: None,
         };
-        let etags = self.commit(std::slice::from_ref(&op), false)?;
-        etags
-            .into_iter()
-            .next()
-            .flatten()
+        let etag = self.commit_ops(std::slice::from_ref(&op), false)?;
+        etag.filter(|_| !matches!(kind, OpKind::Delete(_)))
             .ok_or_else(|| TableError::InvalidInput {
                 reason: "a write produced no ETag".to_owned(),
             })
@@ -199,8 +200,19 @@ impl Table {
         ops: &[Operation<'_>],
         in_batch: bool,
     ) -> Result<Vec<Option<ETag>>> {
+        let etag = self.commit_ops(ops, in_batch)?;
+        // Every operation shares the batch's Timestamp; only a delete has no ETag.
+        Ok(ops
+            .iter()
+            .map(|op| etag.filter(|_| !matches!(op.kind, OpKind::Delete(_))))
+            .collect())
+    }
+
+    /// [`Table::commit`] without the per-operation list: the ETag every written entity got,
+    /// `None` for no operations.
+    fn commit_ops(&self, ops: &[Operation<'_>], in_batch: bool) -> Result<Option<ETag>> {
         let Some(first) = ops.first() else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
         let inner = &*self.account.inner;
         let state = self.state()?;
@@ -218,10 +230,9 @@ impl Table {
         // its encoded length for the ASCII-heavy common case.
         let estimate: usize = ops.iter().map(Operation::size_hint).sum();
         let mut batch = WriteBatch::with_capacity(ops.len(), estimate);
-        let mut etags = Vec::with_capacity(ops.len());
-        let mut engine_key = Vec::new();
-        // One buffer for every new stored value: the engine batch copies each anyway.
-        let mut value = Vec::new();
+        // One key and one value buffer for every operation (the engine batch copies each),
+        // this thread's own.
+        let (mut engine_key, mut value) = WRITE_BUFFERS.take();
         // One buffer for every stored row read, this thread's own: reads copy into memory
         // that is already there.
         let mut current = GET_BUFFER.take();
@@ -258,21 +269,20 @@ impl Table {
                 }
             })?;
             match outcome {
-                Outcome::Put => {
-                    batch.put(&engine_key, &value);
-                    etags.push(Some(etag));
-                }
-                Outcome::Delete => {
-                    batch.delete(&engine_key);
-                    etags.push(None);
-                }
-            }
+                Outcome::Put => batch.put(&engine_key, &value),
+                Outcome::Delete => batch.delete(&engine_key),
+            };
         }
         if current.capacity() <= MAX_REUSED_GET_BUFFER {
             GET_BUFFER.replace(current);
         }
+        if value.capacity() <= MAX_REUSED_GET_BUFFER
+            && engine_key.capacity() <= MAX_REUSED_GET_BUFFER
+        {
+            WRITE_BUFFERS.replace((engine_key, value));
+        }
         inner.engine.write_owned(batch, inner.options.durability)?;
-        Ok(etags)
+        Ok(Some(etag))
     }
 }
 

@@ -9,7 +9,7 @@ use parking_lot::{MutexGuard, RwLockReadGuard};
 
 use super::account::Account;
 use super::catalog::TableState;
-use super::entities::{GET_BUFFER, MAX_REUSED_GET_BUFFER, Table};
+use super::entities::{GET_BUFFER, MAX_REUSED_GET_BUFFER, Table, WRITE_BUFFERS};
 use super::error::{Result, TableError};
 use super::etag::ETag;
 use super::ops::{self, OpKind, Operation, Outcome};
@@ -119,8 +119,7 @@ impl Account {
             .map(|write| write.entity.size())
             .sum();
         let mut batch = WriteBatch::with_capacity(locked.len(), estimate);
-        let mut engine_key = Vec::new();
-        let mut value = Vec::new();
+        let (mut engine_key, mut value) = WRITE_BUFFERS.take();
         let mut current = GET_BUFFER.take();
         let mut written = Vec::with_capacity(locked.len());
         for member in locked {
@@ -175,6 +174,11 @@ impl Account {
         }
         if current.capacity() <= MAX_REUSED_GET_BUFFER {
             GET_BUFFER.replace(current);
+        }
+        if value.capacity() <= MAX_REUSED_GET_BUFFER
+            && engine_key.capacity() <= MAX_REUSED_GET_BUFFER
+        {
+            WRITE_BUFFERS.replace((engine_key, value));
         }
         if written.is_empty() {
             return Ok(());

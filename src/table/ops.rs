@@ -124,7 +124,10 @@ pub(crate) fn apply(
             value.reserve(entity.size() + TICKS_LEN);
             row::encode_into(entity, timestamp, value);
         }
+        (Some(stored), None)
+            if property::merge_stored_into(stored, entity, timestamp, value).is_some() => {}
         (Some(stored), encoded) => {
+            value.clear();
             let mut merged =
                 property::decode_stored(pk.clone(), rk.clone(), stored).map_err(corrupt)?;
             // Properties encoded ahead are read back for the merge (not a batch's insert).

@@ -30,12 +30,16 @@ pub fn encode_stamped_into(entity: &Entity, timestamp: Option<DateTime>, out: &m
     let properties = entity.properties();
     varint::put(out, properties.len() as u64);
     for (name, value) in properties {
-        let name = name.as_str().as_bytes();
-        varint::put(out, name.len() as u64);
-        out.extend_from_slice(name);
-        out.push(value.edm_type().tag());
+        put_name(out, name.as_str(), value.edm_type());
         put_value(out, value);
     }
+}
+
+/// Appends a property's name and type tag, which its value follows.
+pub(super) fn put_name(out: &mut Vec<u8>, name: &str, edm: EdmType) {
+    varint::put(out, name.len() as u64);
+    out.extend_from_slice(name.as_bytes());
+    out.push(edm.tag());
 }
 
 /// Exact length of [`encode`]`(entity)`.
@@ -96,9 +100,7 @@ impl<'a> PropertyWriter<'a> {
 
     fn name(&mut self, name: &str, edm: EdmType) {
         self.count += 1;
-        varint::put(self.out, name.len() as u64);
-        self.out.extend_from_slice(name.as_bytes());
-        self.out.push(edm.tag());
+        put_name(self.out, name, edm);
     }
 
     /// Writes the property count: the bytes are complete.
@@ -156,7 +158,8 @@ pub fn stamp_into(bytes: &[u8], timestamp: DateTime, out: &mut Vec<u8>) -> Resul
     Ok(())
 }
 
-fn put_value(out: &mut Vec<u8>, value: &Value) {
+/// Appends a value in the form its type tag names.
+pub(super) fn put_value(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Binary(bytes) => {
             varint::put(out, bytes.len() as u64);

@@ -44,6 +44,7 @@
 mod decoder;
 mod encoder;
 mod frame;
+mod merge;
 mod reader;
 mod value_ref;
 pub(crate) mod walk;
@@ -52,5 +53,6 @@ pub use decoder::{decode, decode_stored};
 pub use encoder::{
     PropertyWriter, encode, encode_into, encode_stamped_into, encoded_len, stamp_into,
 };
+pub use merge::merge_stored_into;
 pub use reader::{Properties, PropertyReader, RawFrame, RawFrames, RawProperty};
 pub use value_ref::ValueRef;

@@ -356,7 +356,7 @@ pub(super) fn next_frame<'a>(bytes: &'a [u8], offset: &mut usize) -> Result<Fram
 /// The frame at the start of `rest` (the tail of an input of `input_len` bytes) and the bytes
 /// after it, read with plain byte reads making [`read_frame`]'s checks; `None` when one fails.
 #[inline(always)]
-fn frame_fast(input_len: usize, rest: &[u8]) -> Option<(Frame<'_>, &[u8])> {
+pub(super) fn frame_fast(input_len: usize, rest: &[u8]) -> Option<(Frame<'_>, &[u8])> {
     let (name_len, after) = take_varint(rest)?;
     let (name, after_name) = after.split_at_checked(name_len)?;
     let (&byte, after) = after_name.split_first()?;
