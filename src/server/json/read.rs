@@ -7,6 +7,7 @@
 
 mod encode;
 mod flat;
+mod plan;
 
 pub use encode::{EncodedEntity, encode_entity_reusing};
 
@@ -15,6 +16,8 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Number;
+
+use self::plan::{BodyPlan, PlanCache};
 
 /// A member value of the top-level object.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +37,7 @@ pub enum Scalar<'de> {
 /// The members of a JSON object sorted by name, the last of duplicate names kept: the order
 /// and the duplicate rule of serde_json's map, which the server used before.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Members<'de>(Vec<(Cow<'de, str>, Scalar<'de>)>);
+pub struct Members<'de>(Vec<(Cow<'de, str>, Scalar<'de>)>, PlanCache<'de>);
 
 /// A JSON document: an object or anything else.
 enum Document<'de> {
@@ -87,9 +90,11 @@ impl<'de> Members<'de> {
     }
 
     /// The members in the order they are held (body order after
-    /// [`Members::read_in_body_order`]).
-    fn slice(&self) -> &[(Cow<'de, str>, Scalar<'de>)] {
-        &self.0
+    /// [`Members::read_in_body_order`]) and their layout ([`BodyPlan`]) if it describes
+    /// them: the last body's, when these members have its names.
+    fn slice_and_plan(&mut self) -> (&[(Cow<'de, str>, Scalar<'de>)], Option<&BodyPlan>) {
+        let plan = self.1.plan_for(&self.0);
+        (&self.0, plan)
     }
 
     /// [`Members::parse`] by serde_json alone.
@@ -105,7 +110,7 @@ impl<'de> Members<'de> {
 
     /// The members read in body order, sorted by name with the last of each duplicate kept.
     fn from_ordered(members: Vec<(Cow<'de, str>, Scalar<'de>)>) -> Self {
-        let mut members = Self(members);
+        let mut members = Self(members, PlanCache::default());
         members.sort_ordered();
         members
     }
