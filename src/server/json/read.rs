@@ -37,7 +37,11 @@ pub enum Scalar<'de> {
 /// The members of a JSON object sorted by name, the last of duplicate names kept: the order
 /// and the duplicate rule of serde_json's map, which the server used before.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Members<'de>(Vec<(Cow<'de, str>, Scalar<'de>)>, PlanCache<'de>);
+pub struct Members<'de>(
+    Vec<(Cow<'de, str>, Scalar<'de>)>,
+    PlanCache<'de>,
+    flat::Gaps<'de>,
+);
 
 /// A JSON document: an object or anything else.
 enum Document<'de> {
@@ -63,7 +67,7 @@ impl<'de> Members<'de> {
     /// # Errors
     /// serde_json's error for a body that is not JSON.
     pub fn reparse(&mut self, body: &'de [u8]) -> serde_json::Result<bool> {
-        if flat::read_object_into(body, &mut self.0).is_some() {
+        if flat::read_object_into(body, &mut self.0, &mut self.2).is_some() {
             self.sort_ordered();
             return Ok(true);
         }
@@ -80,7 +84,7 @@ impl<'de> Members<'de> {
     /// The members of `body` in body order (not sorted, duplicates kept) if the flat reader
     /// reads it; `false` when serde_json must decide (the members are then not usable).
     fn read_in_body_order(&mut self, body: &'de [u8]) -> bool {
-        flat::read_object_into(body, &mut self.0).is_some()
+        flat::read_object_into(body, &mut self.0, &mut self.2).is_some()
     }
 
     /// Sorts members read by [`Members::read_in_body_order`] into what
@@ -110,7 +114,7 @@ impl<'de> Members<'de> {
 
     /// The members read in body order, sorted by name with the last of each duplicate kept.
     fn from_ordered(members: Vec<(Cow<'de, str>, Scalar<'de>)>) -> Self {
-        let mut members = Self(members, PlanCache::default());
+        let mut members = Self(members, PlanCache::default(), flat::Gaps::default());
         members.sort_ordered();
         members
     }

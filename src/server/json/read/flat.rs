@@ -27,50 +27,103 @@ pub(super) type FlatMembers<'de> = Vec<(Cow<'de, str>, Scalar<'de>)>;
 #[cfg(test)]
 pub(super) fn read_object(body: &[u8]) -> Option<FlatMembers<'_>> {
     let mut members = Vec::new();
-    read_object_into(body, &mut members).map(|()| members)
+    read_object_into(body, &mut members, &mut Gaps::default()).map(|()| members)
 }
 
 /// [`read_object`] into `members`, whose allocation a caller reading many bodies reuses;
 /// `None` leaves it holding part of the body's members. The members it held before are
 /// overwritten one by one: a string (name or value) equal to the one read at the same
 /// place of the last body is recognised by comparison instead of being scanned (the bodies
-/// of a batch repeat their names, annotations and often values).
-pub(super) fn read_object_into<'de>(body: &'de [u8], members: &mut FlatMembers<'de>) -> Option<()> {
+/// of a batch repeat their names, annotations and often values). `gaps` holds the text
+/// before each member's value in the bodies read before; a body repeating it there is
+/// read past it with one comparison (see [`Gaps`]).
+pub(super) fn read_object_into<'de>(
+    body: &'de [u8],
+    members: &mut FlatMembers<'de>,
+    gaps: &mut Gaps<'de>,
+) -> Option<()> {
     // SDK bodies annotate every string (`Name@odata.type`), doubling the member count: room
     // for a typical body's members, so the vector is not regrown.
     members.reserve(MEMBERS_GUESS.saturating_sub(members.len()));
     let mut count = 0;
     let mut reader = Reader { body, at: 0 };
-    reader.skip_whitespace();
-    reader.expect(b'{')?;
-    reader.skip_whitespace();
-    if reader.peek() == Some(b'}') {
-        reader.at += 1;
-    } else {
-        loop {
-            let (last_name, last_value) = members.get(count).map_or((None, None), last_strings);
-            reader.expect(b'"')?;
-            let name = reader.string_as(last_name)?;
-            reader.skip_whitespace();
-            reader.expect(b':')?;
-            reader.skip_whitespace();
-            let value = reader.value(last_value)?;
-            match members.get_mut(count) {
-                Some(slot) => *slot = (name, value),
-                None => members.push((name, value)),
+    // Where the text before the next member's value starts.
+    let mut gap_start = 0;
+    loop {
+        let (last_name, last_value) = members.get(count).map_or((None, None), last_strings);
+        let name = match gaps.0.get(count) {
+            Some(&(gap, name)) if starts_with(reader.rest(), gap) => {
+                reader.at += gap.len();
+                // The gap ends at the first byte that was not whitespace there.
+                reader.skip_whitespace();
+                Cow::Borrowed(name)
             }
-            count += 1;
-            reader.skip_whitespace();
-            match reader.next()? {
-                b',' => reader.skip_whitespace(),
-                b'}' => break,
-                _ => return None,
+            _ => {
+                reader.skip_whitespace();
+                if count == 0 {
+                    reader.expect(b'{')?;
+                    reader.skip_whitespace();
+                    if reader.peek() == Some(b'}') {
+                        reader.at += 1;
+                        break;
+                    }
+                } else {
+                    match reader.next()? {
+                        b',' => reader.skip_whitespace(),
+                        b'}' => break,
+                        _ => return None,
+                    }
+                }
+                reader.expect(b'"')?;
+                let name = reader.string_as(last_name)?;
+                reader.skip_whitespace();
+                reader.expect(b':')?;
+                reader.skip_whitespace();
+                if let Cow::Borrowed(text) = name {
+                    gaps.note(count, body.get(gap_start..reader.at)?, text);
+                }
+                name
             }
+        };
+        let value = reader.value(last_value)?;
+        match members.get_mut(count) {
+            Some(slot) => *slot = (name, value),
+            None => members.push((name, value)),
         }
+        count += 1;
+        gap_start = reader.at;
     }
     members.truncate(count);
     reader.skip_whitespace();
     (reader.at == body.len()).then_some(())
+}
+
+/// The text before each member's value in the bodies read last (from the end of the value
+/// before, or the body's start, through the colon and the whitespace after it), with that
+/// member's name, by the member's place. The reader reads such a text to the same name
+/// wherever it stands at that place, so a body repeating it is read past it with one
+/// comparison: an SDK batch's bodies differ only in some values. Only names without
+/// escapes (borrowed from a body) are noted.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Gaps<'de>(Vec<(&'de [u8], &'de str)>);
+
+impl<'de> Gaps<'de> {
+    /// Notes `gap`, read to `name`, as the text before the value of member `index`.
+    fn note(&mut self, index: usize, gap: &'de [u8], name: &'de str) {
+        let len = self.0.len();
+        match self.0.get_mut(index) {
+            Some(slot) => *slot = (gap, name),
+            None if len == index => self.0.push((gap, name)),
+            None => {}
+        }
+    }
+}
+
+/// Remembered texts do not make two member lists differ.
+impl PartialEq for Gaps<'_> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// The name and string value of a member, where they are borrowed from a body: text
@@ -374,7 +427,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::Members;
-    use super::{ascii_run_len, read_object, read_object_into};
+    use super::{Gaps, ascii_run_len, read_object, read_object_into};
 
     /// What the fast reader reads must be what serde_json reads; `None` is always allowed.
     fn agrees_with_serde(body: &[u8]) -> Option<bool> {
@@ -500,10 +553,10 @@ mod tests {
 
     /// Whether reading `bodies` in turn into one vector reads each as a fresh vector does.
     fn reads_alike_in_turn(bodies: &[Vec<u8>]) -> bool {
-        let mut reused = Vec::new();
+        let (mut reused, mut gaps) = (Vec::new(), Gaps::default());
         bodies.iter().all(|body| {
             let fresh = read_object(body);
-            let read = read_object_into(body, &mut reused).map(|()| reused.clone());
+            let read = read_object_into(body, &mut reused, &mut gaps).map(|()| reused.clone());
             read == fresh
         })
     }
@@ -545,9 +598,9 @@ b","S":1}"#,
         ];
         let bodies: Vec<Vec<u8>> = bodies.iter().map(|body| body.to_vec()).collect();
         assert!(reads_alike_in_turn(&bodies));
-        let mut reused = Vec::new();
-        read_object_into(bodies[0].as_slice(), &mut reused).unwrap();
-        read_object_into(bodies[1].as_slice(), &mut reused).unwrap();
+        let (mut reused, mut gaps) = (Vec::new(), Gaps::default());
+        read_object_into(bodies[0].as_slice(), &mut reused, &mut gaps).unwrap();
+        read_object_into(bodies[1].as_slice(), &mut reused, &mut gaps).unwrap();
         assert_eq!(reused[1].1, super::Scalar::Str("b".into()));
     }
 }
