@@ -303,8 +303,8 @@ impl<'de> Reader<'de> {
             }
             self.some_digits()?;
         }
-        let text = std::str::from_utf8(self.body.get(start..self.at)?).ok()?;
         if float {
+            let text = std::str::from_utf8(self.body.get(start..self.at)?).ok()?;
             let value: f64 = text.parse().ok()?;
             // Out of range (infinite) is serde_json's error to report.
             return Number::from_f64(value);
@@ -312,12 +312,18 @@ impl<'de> Reader<'de> {
         if int_digits > MAX_INTEGER_DIGITS {
             return None;
         }
+        // At most 18 digits, checked above: the magnitude fits `i64`, so the sum cannot
+        // overflow (a string parse cost more than the rest of reading the member).
+        let magnitude = self
+            .body
+            .get(int_start..self.at)?
+            .iter()
+            .fold(0_i64, |value, &digit| value * 10 + i64::from(digit - b'0'));
         if negative {
-            let value: i64 = text.parse().ok()?;
             // serde_json reads `-0` as the float -0.0.
-            (value != 0).then(|| value.into())
+            (magnitude != 0).then(|| (-magnitude).into())
         } else {
-            text.parse::<u64>().ok().map(Number::from)
+            Some(magnitude.unsigned_abs().into())
         }
     }
 
