@@ -49,9 +49,12 @@ pub(super) fn read_object_into<'de>(
     let mut reader = Reader { body, at: 0 };
     // Where the text before the next member's value starts.
     let mut gap_start = 0;
+    // A buffer's first body notes nothing: most buffers read one body (a single-entity
+    // request), for which noting costs allocations and brings nothing.
+    let noting = std::mem::replace(&mut gaps.armed, true);
     loop {
         let (last_name, last_value) = members.get(count).map_or((None, None), last_strings);
-        let name = match gaps.0.get(count) {
+        let name = match gaps.noted.get(count) {
             Some(&(gap, name)) if starts_with(reader.rest(), gap) => {
                 reader.at += gap.len();
                 // The gap ends at the first byte that was not whitespace there.
@@ -79,7 +82,7 @@ pub(super) fn read_object_into<'de>(
                 reader.skip_whitespace();
                 reader.expect(b':')?;
                 reader.skip_whitespace();
-                if let Cow::Borrowed(text) = name {
+                if noting && let Cow::Borrowed(text) = name {
                     gaps.note(count, body.get(gap_start..reader.at)?, text);
                 }
                 name
@@ -105,15 +108,24 @@ pub(super) fn read_object_into<'de>(
 /// comparison: an SDK batch's bodies differ only in some values. Only names without
 /// escapes (borrowed from a body) are noted.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Gaps<'de>(Vec<(&'de [u8], &'de str)>);
+pub(super) struct Gaps<'de> {
+    noted: Vec<(&'de [u8], &'de str)>,
+    /// Whether a body was read with these gaps before.
+    armed: bool,
+}
 
 impl<'de> Gaps<'de> {
     /// Notes `gap`, read to `name`, as the text before the value of member `index`.
     fn note(&mut self, index: usize, gap: &'de [u8], name: &'de str) {
-        let len = self.0.len();
-        match self.0.get_mut(index) {
+        let len = self.noted.len();
+        match self.noted.get_mut(index) {
             Some(slot) => *slot = (gap, name),
-            None if len == index => self.0.push((gap, name)),
+            None if len == index => {
+                // Room for a typical body's members at once (pushed one by one, the vector
+                // regrew twice per batch).
+                self.noted.reserve(MEMBERS_GUESS);
+                self.noted.push((gap, name));
+            }
             None => {}
         }
     }

@@ -112,6 +112,8 @@ pub(super) struct PlanCache<'de> {
     plan: Option<BodyPlan>,
     /// Whether `names` are all of the plan's body's names.
     reusable: bool,
+    /// Whether a plan was asked for before (see [`PlanCache::plan_for`]).
+    asked: bool,
 }
 
 impl<'de> PlanCache<'de> {
@@ -123,8 +125,15 @@ impl<'de> PlanCache<'de> {
         if !self.fits(members) {
             self.names.clear();
             self.plan = BodyPlan::of(members);
+            // Most caches serve one body (a single-entity request): the names are noted
+            // from the second body asked for on, so that one allocates nothing.
+            if !std::mem::replace(&mut self.asked, true) {
+                self.reusable = false;
+                return self.plan.as_ref();
+            }
             // Names holding an escape were decoded into owned text, which the next body
             // cannot hand back: such a plan is used once.
+            self.names.reserve(members.len());
             self.reusable = members.iter().all(|(name, _)| match name {
                 Cow::Borrowed(name) => {
                     self.names.push(name);
