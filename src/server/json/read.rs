@@ -44,6 +44,10 @@ pub struct Members<'de>(
 );
 
 /// A JSON document: an object or anything else.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "built once per body serde_json reads (the fallback) and moved once; boxing the members would add an allocation"
+)]
 enum Document<'de> {
     Object(Members<'de>),
     Other,
@@ -244,6 +248,10 @@ struct AnyVisitor {
 }
 
 /// What [`AnyVisitor`] produced.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "built once per value serde_json reads (the fallback) and moved once; boxing the members would add an allocation"
+)]
 enum Any<'de> {
     Scalar(Scalar<'de>),
     Members(Members<'de>),

@@ -213,7 +213,7 @@ fn is_ascii(bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use proptest::prelude::*;
 
     use super::super::Members;
@@ -301,7 +301,7 @@ mod tests {
             assert!(super::is_ascii(&text[..len]));
             for at in 0..len {
                 let mut other = text[..len].to_vec();
-                other[at] = 0x80 | other[at];
+                other[at] |= 0x80;
                 assert!(!super::is_ascii(&other), "{len} {at}");
             }
         }
