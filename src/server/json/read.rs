@@ -7,6 +7,7 @@
 
 mod encode;
 mod flat;
+mod gaps;
 mod plan;
 
 pub use encode::{EncodedEntity, encode_entity_reusing};
@@ -40,7 +41,7 @@ pub enum Scalar<'de> {
 pub struct Members<'de>(
     Vec<(Cow<'de, str>, Scalar<'de>)>,
     PlanCache<'de>,
-    flat::Gaps<'de>,
+    gaps::Gaps<'de>,
 );
 
 /// A JSON document: an object or anything else.
@@ -118,7 +119,7 @@ impl<'de> Members<'de> {
 
     /// The members read in body order, sorted by name with the last of each duplicate kept.
     fn from_ordered(members: Vec<(Cow<'de, str>, Scalar<'de>)>) -> Self {
-        let mut members = Self(members, PlanCache::default(), flat::Gaps::default());
+        let mut members = Self(members, PlanCache::default(), gaps::Gaps::default());
         members.sort_ordered();
         members
     }

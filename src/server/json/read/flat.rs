@@ -12,13 +12,14 @@ use memchr::memchr2;
 use serde_json::Number;
 
 use super::Scalar;
+use super::gaps::Gaps;
 
 /// Most digits of an integer read here: every 18-digit integer fits `i64` and `u64`, so
 /// the longer ones (serde_json turns some into floats) are left to serde_json.
 const MAX_INTEGER_DIGITS: usize = 18;
 
 /// Members of a typical body, annotations included.
-const MEMBERS_GUESS: usize = 16;
+pub(super) const MEMBERS_GUESS: usize = 16;
 
 /// Members in body order; `None` when serde_json must decide.
 pub(super) type FlatMembers<'de> = Vec<(Cow<'de, str>, Scalar<'de>)>;
@@ -51,11 +52,11 @@ pub(super) fn read_object_into<'de>(
     let mut gap_start = 0;
     // A buffer's first body notes nothing: most buffers read one body (a single-entity
     // request), for which noting costs allocations and brings nothing.
-    let noting = std::mem::replace(&mut gaps.armed, true);
+    let noting = gaps.arm();
     loop {
         let (last_name, last_value) = members.get(count).map_or((None, None), last_strings);
-        let name = match gaps.noted.get(count) {
-            Some(&(gap, name)) if starts_with(reader.rest(), gap) => {
+        let name = match gaps.get(count) {
+            Some((gap, name)) if starts_with(reader.rest(), gap) => {
                 reader.at += gap.len();
                 // The gap ends at the first byte that was not whitespace there.
                 reader.skip_whitespace();
@@ -99,43 +100,6 @@ pub(super) fn read_object_into<'de>(
     members.truncate(count);
     reader.skip_whitespace();
     (reader.at == body.len()).then_some(())
-}
-
-/// The text before each member's value in the bodies read last (from the end of the value
-/// before, or the body's start, through the colon and the whitespace after it), with that
-/// member's name, by the member's place. The reader reads such a text to the same name
-/// wherever it stands at that place, so a body repeating it is read past it with one
-/// comparison: an SDK batch's bodies differ only in some values. Only names without
-/// escapes (borrowed from a body) are noted.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Gaps<'de> {
-    noted: Vec<(&'de [u8], &'de str)>,
-    /// Whether a body was read with these gaps before.
-    armed: bool,
-}
-
-impl<'de> Gaps<'de> {
-    /// Notes `gap`, read to `name`, as the text before the value of member `index`.
-    fn note(&mut self, index: usize, gap: &'de [u8], name: &'de str) {
-        let len = self.noted.len();
-        match self.noted.get_mut(index) {
-            Some(slot) => *slot = (gap, name),
-            None if len == index => {
-                // Room for a typical body's members at once (pushed one by one, the vector
-                // regrew twice per batch).
-                self.noted.reserve(MEMBERS_GUESS);
-                self.noted.push((gap, name));
-            }
-            None => {}
-        }
-    }
-}
-
-/// Remembered texts do not make two member lists differ.
-impl PartialEq for Gaps<'_> {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
 }
 
 /// The name and string value of a member, where they are borrowed from a body: text
