@@ -7,6 +7,8 @@
 
 mod encode;
 mod flat;
+mod gaps;
+mod plan;
 
 pub use encode::{EncodedEntity, encode_entity_reusing};
 
@@ -15,6 +17,8 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Number;
+
+use self::plan::{BodyPlan, PlanCache};
 
 /// A member value of the top-level object.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,9 +38,17 @@ pub enum Scalar<'de> {
 /// The members of a JSON object sorted by name, the last of duplicate names kept: the order
 /// and the duplicate rule of serde_json's map, which the server used before.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Members<'de>(Vec<(Cow<'de, str>, Scalar<'de>)>);
+pub struct Members<'de>(
+    Vec<(Cow<'de, str>, Scalar<'de>)>,
+    PlanCache<'de>,
+    gaps::Gaps<'de>,
+);
 
 /// A JSON document: an object or anything else.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "built once per body serde_json reads (the fallback) and moved once; boxing the members would add an allocation"
+)]
 enum Document<'de> {
     Object(Members<'de>),
     Other,
@@ -60,7 +72,7 @@ impl<'de> Members<'de> {
     /// # Errors
     /// serde_json's error for a body that is not JSON.
     pub fn reparse(&mut self, body: &'de [u8]) -> serde_json::Result<bool> {
-        if flat::read_object_into(body, &mut self.0).is_some() {
+        if flat::read_object_into(body, &mut self.0, &mut self.2).is_some() {
             self.sort_ordered();
             return Ok(true);
         }
@@ -77,7 +89,7 @@ impl<'de> Members<'de> {
     /// The members of `body` in body order (not sorted, duplicates kept) if the flat reader
     /// reads it; `false` when serde_json must decide (the members are then not usable).
     fn read_in_body_order(&mut self, body: &'de [u8]) -> bool {
-        flat::read_object_into(body, &mut self.0).is_some()
+        flat::read_object_into(body, &mut self.0, &mut self.2).is_some()
     }
 
     /// Sorts members read by [`Members::read_in_body_order`] into what
@@ -87,9 +99,11 @@ impl<'de> Members<'de> {
     }
 
     /// The members in the order they are held (body order after
-    /// [`Members::read_in_body_order`]).
-    fn slice(&self) -> &[(Cow<'de, str>, Scalar<'de>)] {
-        &self.0
+    /// [`Members::read_in_body_order`]) and their layout ([`BodyPlan`]) if it describes
+    /// them: the last body's, when these members have its names.
+    fn slice_and_plan(&mut self) -> (&[(Cow<'de, str>, Scalar<'de>)], Option<&BodyPlan>) {
+        let plan = self.1.plan_for(&self.0);
+        (&self.0, plan)
     }
 
     /// [`Members::parse`] by serde_json alone.
@@ -105,7 +119,7 @@ impl<'de> Members<'de> {
 
     /// The members read in body order, sorted by name with the last of each duplicate kept.
     fn from_ordered(members: Vec<(Cow<'de, str>, Scalar<'de>)>) -> Self {
-        let mut members = Self(members);
+        let mut members = Self(members, PlanCache::default(), gaps::Gaps::default());
         members.sort_ordered();
         members
     }
@@ -235,6 +249,10 @@ struct AnyVisitor {
 }
 
 /// What [`AnyVisitor`] produced.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "built once per value serde_json reads (the fallback) and moved once; boxing the members would add an allocation"
+)]
 enum Any<'de> {
     Scalar(Scalar<'de>),
     Members(Members<'de>),

@@ -29,6 +29,21 @@ struct SeenBlock<'b> {
     bytes: &'b [u8],
     headers: Headers<'b>,
     dash: bool,
+    /// The one line whose value differed from the block read before this one, if one did.
+    varying: Option<VaryingLine>,
+}
+
+/// The one line of a remembered block whose value changed from the block before it (an SDK
+/// part's `Content-ID`): a block equal to the remembered one but for that line's value is
+/// read to the same headers but for that value.
+#[derive(Debug, Clone, Copy)]
+struct VaryingLine {
+    /// Where its value starts in the block: just after its name's colon.
+    value_start: usize,
+    /// Where the next line starts in the block.
+    end: usize,
+    /// Its slot in [`KNOWN_HEADERS`], when its value is the one noted there.
+    slot: Option<usize>,
 }
 
 /// One remembered line.
@@ -85,7 +100,15 @@ pub(super) fn read_head_memo<'b>(part: &'b [u8], memo: &mut HeadMemo<'b>) -> Res
             dash: seen.dash,
         });
     }
+    if let Some(seen) = memo.block
+        && let Some(head) = read_varied(part, &seen)
+    {
+        return Ok(head);
+    }
     let mut dash = false;
+    // The lines read as remembered ones with another value, and the last of them.
+    let mut varied_lines = 0_usize;
+    let mut varying = None;
     let mut known: [Option<&[u8]>; KNOWN_HEADERS.len()] = [None; KNOWN_HEADERS.len()];
     let mut count = 0_usize;
     let mut at = 0;
@@ -97,46 +120,48 @@ pub(super) fn read_head_memo<'b>(part: &'b [u8], memo: &mut HeadMemo<'b>) -> Res
         }
         let slot = seen.next();
         let remembered = slot.as_deref().copied().unwrap_or_default();
-        let (line, header) = if !remembered.line.is_empty() && rest.starts_with(remembered.line) {
-            // A remembered line ends with its line feed and is not blank: an equal line is
-            // the whole line here, read to the same.
-            (remembered.line, remembered.header)
-        } else if let Some(header) = remembered.header
-            && let Some(name) = remembered.line.get(..header.name_end)
-            && rest.starts_with(name)
-        {
-            // The same name up to the colon: the same header, with another value.
-            let line = line_of(rest);
-            let text = line.strip_suffix(b"\n").unwrap_or(line);
-            let header = SeenHeader {
-                known: header
-                    .known
-                    .map(|(index, _, _)| value_place(index, text, header.name_end)),
-                ..header
-            };
-            if let Some(slot) = slot
-                && line.ends_with(b"\n")
+        let (line, header, varied) =
+            if !remembered.line.is_empty() && rest.starts_with(remembered.line) {
+                // A remembered line ends with its line feed and is not blank: an equal line is
+                // the whole line here, read to the same.
+                (remembered.line, remembered.header, false)
+            } else if let Some(header) = remembered.header
+                && let Some(name) = remembered.line.get(..header.name_end)
+                && rest.starts_with(name)
             {
-                *slot = SeenLine {
-                    line,
-                    header: Some(header),
+                // The same name up to the colon: the same header, with another value.
+                let line = line_of(rest);
+                let text = line.strip_suffix(b"\n").unwrap_or(line);
+                let header = SeenHeader {
+                    known: header
+                        .known
+                        .map(|(index, _, _)| value_place(index, text, header.name_end)),
+                    ..header
                 };
-            }
-            (line, Some(header))
-        } else {
-            let line = line_of(rest);
-            let text = line.strip_suffix(b"\n").unwrap_or(line);
-            if text.is_empty() || text == b"\r" {
-                break (at, at + line.len(), true);
-            }
-            let header = read_line(text)?;
-            if let Some(slot) = slot
-                && line.ends_with(b"\n")
-            {
-                *slot = SeenLine { line, header };
-            }
-            (line, header)
-        };
+                if let Some(slot) = slot
+                    && line.ends_with(b"\n")
+                {
+                    *slot = SeenLine {
+                        line,
+                        header: Some(header),
+                    };
+                }
+                (line, Some(header), true)
+            } else {
+                let line = line_of(rest);
+                let text = line.strip_suffix(b"\n").unwrap_or(line);
+                if text.is_empty() || text == b"\r" {
+                    break (at, at + line.len(), true);
+                }
+                let header = read_line(text)?;
+                if let Some(slot) = slot
+                    && line.ends_with(b"\n")
+                {
+                    *slot = SeenLine { line, header };
+                }
+                (line, header, false)
+            };
+        let line_start = at;
         at += line.len();
         dash |= line.first() == Some(&b'-');
         let Some(header) = header else {
@@ -148,11 +173,21 @@ pub(super) fn read_head_memo<'b>(part: &'b [u8], memo: &mut HeadMemo<'b>) -> Res
             )));
         }
         count += 1;
+        let mut noted = None;
         if let Some((index, start, end)) = header.known
             && let Some(value) = known.get_mut(index)
             && value.is_none()
         {
             *value = line.get(start..end);
+            noted = Some(index);
+        }
+        if varied {
+            varied_lines += 1;
+            varying = line.ends_with(b"\n").then_some(VaryingLine {
+                value_start: line_start + header.name_end,
+                end: at,
+                slot: noted,
+            });
         }
     };
     let block = utf8(part.get(..head_end).unwrap_or_default())
@@ -167,6 +202,7 @@ pub(super) fn read_head_memo<'b>(part: &'b [u8], memo: &mut HeadMemo<'b>) -> Res
             bytes,
             headers,
             dash,
+            varying: varying.filter(|_| varied_lines == 1),
         });
     }
     Ok(Head {
@@ -174,6 +210,43 @@ pub(super) fn read_head_memo<'b>(part: &'b [u8], memo: &mut HeadMemo<'b>) -> Res
         content: part.get(content_start..).unwrap_or_default(),
         closed,
         dash,
+    })
+}
+
+/// What [`read_head_memo`] reads `part` to, if it starts with the block `seen` but for the
+/// value of its varying line: the same lines, so the same checks passed and the same
+/// headers but for that value (which the lines after it do not override: `slot` is set
+/// only when the varying line's value was the one noted).
+fn read_varied<'b>(part: &'b [u8], seen: &SeenBlock<'b>) -> Option<Head<'b>> {
+    let varying = seen.varying?;
+    let prefix = seen.bytes.get(..varying.value_start)?;
+    let suffix = seen.bytes.get(varying.end..)?;
+    if !part.starts_with(prefix) {
+        return None;
+    }
+    let line_end =
+        varying.value_start + memchr::memchr(b'\n', part.get(varying.value_start..)?)? + 1;
+    if !part.get(line_end..)?.starts_with(suffix) {
+        return None;
+    }
+    let content_start = line_end + suffix.len();
+    // The blank line that closes the block ends the suffix.
+    let head_end = content_start.checked_sub(seen.bytes.len() - seen.headers.block.len())?;
+    let value = utf8(part.get(varying.value_start..line_end)?).ok()?;
+    let block = part.get(..head_end)?;
+    // SAFETY: the block is the remembered block's text (checked UTF-8 when it was read) up
+    // to the varying line's colon, then `value` (just checked), then the remembered text
+    // from the start of the next line: pieces of UTF-8 cut at ASCII bytes, so UTF-8.
+    let block = unsafe { std::str::from_utf8_unchecked(block) };
+    let mut known = seen.headers.known;
+    if let Some(slot) = varying.slot {
+        *known.get_mut(slot)? = Some(value.trim_ascii());
+    }
+    Some(Head {
+        headers: Headers { block, known },
+        content: part.get(content_start..)?,
+        closed: true,
+        dash: seen.dash,
     })
 }
 

@@ -275,6 +275,81 @@ fn batch_parse_remembered_header_lines_read_as_fresh_lines() {
     }
 }
 
+/// An SDK part's MIME block with Content-ID `id` (any bytes), then a body.
+fn mime_block(id: &[u8]) -> Vec<u8> {
+    [
+        &b"Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: "[..],
+        id,
+        b"\r\n\r\nPOST http://h/a/t HTTP/1.1\r\n",
+    ]
+    .concat()
+}
+
+#[test]
+fn batch_parse_blocks_differing_in_one_value_read_as_fresh_blocks() {
+    let ids: [&[u8]; 12] = [
+        b"0",
+        b"1",
+        b"22",
+        b"",
+        b"  7  ",
+        b"\xff",
+        b"\xc3\xa9",
+        b"9\r",
+        b"a: b",
+        b"-",
+        b"3\r\nX: y",
+        b"4",
+    ];
+    let blocks: Vec<Vec<u8>> = ids.iter().map(|id| mime_block(id)).collect();
+    let mut all: Vec<&[u8]> = blocks.iter().map(Vec::as_slice).collect();
+    assert!(memo_reads_alike(&all));
+    all.reverse();
+    assert!(memo_reads_alike(&all));
+    // The varying line repeated (the first value is noted), or followed by another of its
+    // name; a block whose other lines change; a block cut in the varying line.
+    let cases: &[&[&[u8]]] = &[
+        &[
+            b"Prefer: 1\r\nPrefer: x\r\n\r\n",
+            b"Prefer: 2\r\nPrefer: x\r\n\r\n",
+            b"Prefer: 3\r\nPrefer: x\r\n\r\n",
+        ],
+        &[
+            b"Prefer: x\r\nPrefer: 1\r\n\r\n",
+            b"Prefer: x\r\nPrefer: 2\r\n\r\n",
+            b"Prefer: x\r\nPrefer: 3\r\n\r\n",
+        ],
+        &[
+            b"A: 1\r\nB: x\r\n\r\n",
+            b"A: 2\r\nB: x\r\n\r\n",
+            b"A: 3\r\nB: x\r\n\r\n",
+            b"A: 4\r\nB: y\r\n\r\n",
+        ],
+        &[
+            b"A: 1\r\nB: x\r\n\r\n",
+            b"A: 2\r\nB: x\r\n\r\n",
+            b"A: 3\r\nB: x\r\n",
+            b"A: 3",
+            b"A: 4\r\nB: x\r\n\r\n",
+        ],
+        &[
+            b"A: 1\r\nB: x\r\n\r\n",
+            b"A: 2\r\nB: x\r\n\r\n",
+            b"A: 3\nB: x\n\n",
+            b"A: 5\r\nB: x\r\n\r\n",
+        ],
+    ];
+    for (index, blocks) in cases.iter().enumerate() {
+        assert!(memo_reads_alike(blocks), "case {index}");
+    }
+    let many = "H: v\r\n".repeat(PART_MAX_HEADERS - 1);
+    let limit: Vec<Vec<u8>> = (0..3)
+        .map(|id| format!("{many}Content-ID: {id}\r\n\r\n").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = limit.iter().map(Vec::as_slice).collect();
+    assert!(memo_reads_alike(&refs));
+}
+
 proptest::proptest! {
     #[test]
     fn batch_parse_remembered_header_lines_read_as_fresh_lines_when_mutated(
@@ -291,6 +366,23 @@ proptest::proptest! {
             mutated[at] = byte;
         }
         proptest::prop_assert!(memo_reads_alike(&[block, &mutated, block, &mutated]));
+    }
+
+    #[test]
+    fn batch_parse_blocks_differing_in_one_value_read_as_fresh_blocks_when_mutated(
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        byte in proptest::prelude::any::<u8>(),
+        delete in proptest::prelude::any::<bool>(),
+    ) {
+        let (first, second, third) = (mime_block(b"1"), mime_block(b"2"), mime_block(b"10"));
+        let mut mutated = mime_block(b"3");
+        let at = at.index(mutated.len());
+        if delete {
+            mutated.remove(at);
+        } else {
+            mutated[at] = byte;
+        }
+        proptest::prop_assert!(memo_reads_alike(&[&first, &second, &mutated, &third, &mutated]));
     }
 
     #[test]

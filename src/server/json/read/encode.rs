@@ -2,11 +2,8 @@
 //! stores, without building an [`Entity`] of owned values first (what a batch insert needs:
 //! the bytes to store, and the same bytes to answer with).
 
-use super::super::{
-    EDM_STRING, ODATA_PREFIX, TYPE_ANNOTATION_SUFFIX, entity_keys, property_annotation,
-    property_value,
-};
-use super::{Members, Scalar, name_order};
+use super::super::{EDM_STRING, entity_keys, property_annotation, property_value};
+use super::{BodyPlan, Members, Scalar};
 use crate::codec::property::PropertyWriter;
 use crate::model::limits::{
     ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES, PROPERTY_SIZE_OVERHEAD, STRING_MAX_BYTES,
@@ -42,7 +39,9 @@ pub fn encode_entity_reusing<'b>(
 ) -> Result<EncodedEntity> {
     if members.read_in_body_order(body) {
         let mark = out.len();
-        if let Some(encoded) = encode_in_body_order(members.slice(), url_keys, out) {
+        let (read, plan) = members.slice_and_plan();
+        if let Some(encoded) = plan.and_then(|plan| encode_in_body_order(read, plan, url_keys, out))
+        {
             return Ok(encoded);
         }
         out.truncate(mark);
@@ -58,72 +57,22 @@ pub fn encode_entity_reusing<'b>(
     encode_members(members, url_keys, out)
 }
 
-/// Most properties [`encode_in_body_order`] takes.
-const BODY_ORDER_MAX_PROPERTIES: usize = 16;
-
-/// [`encode_members`] of members in body order, for the common body: no name given twice
-/// (keys, properties or annotations), every annotation right after its property, at most
-/// [`BODY_ORDER_MAX_PROPERTIES`] properties, and nothing to refuse. Only the properties are
-/// sorted (an SDK body's 10 members hold 3 or 4), where sorting every member cost more than
-/// encoding them. `None` for any other body, or any error: the sorted reading then decides,
-/// so the bytes and errors are those of [`encode_members`].
+/// [`encode_members`] of members in body order laid out by `plan` (see [`BodyPlan`]), for
+/// the common body: nothing to refuse. `None` for any error: the sorted reading then
+/// decides, so the bytes and errors are those of [`encode_members`].
 fn encode_in_body_order(
     members: &[(std::borrow::Cow<'_, str>, Scalar<'_>)],
+    plan: &BodyPlan,
     url_keys: Option<(&str, &str)>,
     out: &mut Vec<u8>,
 ) -> Option<EncodedEntity> {
-    // (member index, annotation member index) of each property.
-    let mut properties = [(0_usize, None::<usize>); BODY_ORDER_MAX_PROPERTIES];
-    let mut count = 0_usize;
-    let (mut body_pk, mut body_rk) = (None, None);
-    let mut previous_property: Option<usize> = None;
-    for (index, (name, _)) in members.iter().enumerate() {
-        let name = name.as_ref();
-        let last_property = previous_property.take();
-        if name.starts_with(ODATA_PREFIX) {
-            continue;
-        }
-        if let Some(base) = name.strip_suffix(TYPE_ANNOTATION_SUFFIX) {
-            if PropertyName::is_reserved(base) {
-                continue;
-            }
-            // Only an annotation right after its own property, the property's first.
-            let slot = last_property.and_then(|slot| properties.get_mut(slot))?;
-            let property = members.get(slot.0)?.0.as_ref();
-            if property != base || slot.1.is_some() {
-                return None;
-            }
-            slot.1 = Some(index);
-            continue;
-        }
-        match name {
-            "PartitionKey" if body_pk.is_none() => body_pk = Some(index),
-            "RowKey" if body_rk.is_none() => body_rk = Some(index),
-            "PartitionKey" | "RowKey" => return None,
-            "Timestamp" => {}
-            _ => {
-                *properties.get_mut(count)? = (index, None);
-                previous_property = Some(count);
-                count += 1;
-            }
-        }
-    }
-    let properties = properties.get_mut(..count)?;
-    let name_of = |index: usize| members.get(index).map_or("", |(name, _)| name.as_ref());
-    properties.sort_unstable_by(|a, b| name_order(name_of(a.0), name_of(b.0)));
-    if properties
-        .windows(2)
-        .any(|pair| matches!(pair, [a, b] if name_of(a.0) == name_of(b.0)))
-    {
-        return None;
-    }
     // A key member that is not a string fails even when the URL names the keys.
     let key = |index: Option<usize>| match index.map(|index| members.get(index)) {
         None | Some(Some((_, Scalar::Null))) => Some(None),
         Some(Some((_, Scalar::Str(text)))) => Some(Some(text.as_ref())),
         Some(_) => None,
     };
-    let (body_pk, body_rk) = (key(body_pk)?, key(body_rk)?);
+    let (body_pk, body_rk) = (key(plan.partition_key)?, key(plan.row_key)?);
     let (pk, rk) = match (url_keys, body_pk, body_rk) {
         (Some(keys), _, _) => keys,
         (None, Some(pk), Some(rk)) => (pk, rk),
@@ -136,17 +85,15 @@ fn encode_in_body_order(
     let mut size = keys.size();
     let mut writer = PropertyWriter::begin(out, None);
     let mut written = 0_usize;
-    for &(index, annotation) in properties.iter() {
-        let (name, json) = members.get(index)?;
+    for property in plan.properties() {
+        let (name, json) = members.get(property.member)?;
         let name = name.as_ref();
-        let annotation = match annotation.and_then(|index| members.get(index)) {
+        let annotation = match property.annotation.and_then(|index| members.get(index)) {
             None => None,
             Some((_, Scalar::Str(text))) => Some(text.as_ref()),
             Some(_) => return None,
         };
-        // Any refusal is `None`, so the order of the checks does not matter here; the name
-        // is checked once and written from the body's text (no owned copy).
-        PropertyName::check(name).ok()?;
+        // The plan checked the name; it is written from the body's text (no owned copy).
         let value = match (annotation, json) {
             (None | Some(EDM_STRING), Scalar::Str(text)) => {
                 Encoded::Str(text.as_ref(), checked_string_size(text).ok()?)
@@ -164,7 +111,7 @@ fn encode_in_body_order(
         let value_size = match &value {
             Encoded::Str(_, size) | Encoded::Value(_, size) => *size,
         };
-        size += PROPERTY_SIZE_OVERHEAD + utf16_bytes(name) + value_size;
+        size += PROPERTY_SIZE_OVERHEAD + property.name_bytes + value_size;
         if written > MAX_CUSTOM_PROPERTIES || size > ENTITY_MAX_BYTES {
             return None;
         }
@@ -245,16 +192,28 @@ fn checked_string_size(text: &str) -> Result<usize> {
 }
 
 /// Length of `text` in UTF-16 code units, in bytes (how the service sizes text).
-fn utf16_bytes(text: &str) -> usize {
-    if text.is_ascii() {
+pub(super) fn utf16_bytes(text: &str) -> usize {
+    if is_ascii(text.as_bytes()) {
         return text.len() * UTF16_UNIT_BYTES;
     }
     text.encode_utf16().count() * UTF16_UNIT_BYTES
 }
 
+/// Whether `bytes` are all ASCII, eight at a time with no early exit: `str::is_ascii` went
+/// byte by byte here, ~1 instruction a byte of every string value.
+fn is_ascii(bytes: &[u8]) -> bool {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let chunks = bytes.chunks_exact(8);
+    let tail = chunks.remainder().iter().fold(0, |acc, &byte| acc | byte);
+    let words = chunks.fold(0, |acc, chunk| {
+        acc | u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]))
+    });
+    words & HIGHS == 0 && tail < 0x80
+}
+
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use proptest::prelude::*;
 
     use super::super::Members;
@@ -336,13 +295,83 @@ mod tests {
     }
 
     #[test]
+    fn the_word_wise_ascii_test_is_is_ascii() {
+        let text: Vec<u8> = (0..40_u8).map(|byte| b'a' + byte % 26).collect();
+        for len in 0..=text.len() {
+            assert!(super::is_ascii(&text[..len]));
+            for at in 0..len {
+                let mut other = text[..len].to_vec();
+                other[at] |= 0x80;
+                assert!(!super::is_ascii(&other), "{len} {at}");
+            }
+        }
+    }
+
+    #[test]
     fn sdk_bodies_are_encoded_in_body_order() {
         let body = br#"{"PartitionKey": "p0001", "PartitionKey@odata.type": "Edm.String", "RowKey": "00000000", "RowKey@odata.type": "Edm.String", "N": 0, "Group": "g0", "Group@odata.type": "Edm.String", "Payload": "xxxx", "Payload@odata.type": "Edm.String"}"#;
         let mut members = Members::default();
         assert!(members.read_in_body_order(body));
         let mut out = Vec::new();
-        assert!(super::encode_in_body_order(members.slice(), None, &mut out).is_some());
+        let (read, plan) = members.slice_and_plan();
+        assert!(super::encode_in_body_order(read, plan.unwrap(), None, &mut out).is_some());
         assert!(encodes_as_parsed(body, None));
+    }
+
+    /// An encoding as (bytes, size, keys) or the error's text.
+    type Encoding = Result<(Vec<u8>, usize, String, String), String>;
+
+    fn encoding<'b>(body: &'b [u8], members: &mut Members<'b>) -> Encoding {
+        let mut out = Vec::new();
+        encode_entity_reusing(body, None, members, &mut out)
+            .map(|encoded| {
+                let keys = &encoded.keys;
+                let (pk, rk) = (keys.partition_key().as_str(), keys.row_key().as_str());
+                (out, encoded.size, pk.to_owned(), rk.to_owned())
+            })
+            .map_err(|error| error.to_string())
+    }
+
+    /// Whether encoding `bodies` in turn with one member buffer (whose layout is reused
+    /// while the names repeat) encodes each as a fresh buffer does.
+    fn encode_alike_in_turn(bodies: &[Vec<u8>]) -> bool {
+        let mut members = Members::default();
+        bodies
+            .iter()
+            .all(|body| encoding(body, &mut members) == encoding(body, &mut Members::default()))
+    }
+
+    #[test]
+    fn bodies_with_the_last_body_s_names_encode_as_fresh_ones() {
+        let sdk = |pk: &str, rk: &str, n: &str, group: &str| {
+            format!(
+                r#"{{"PartitionKey": "{pk}", "PartitionKey@odata.type": "Edm.String", "RowKey": "{rk}", "RowKey@odata.type": "Edm.String", "N": {n}, "Group": {group}, "Group@odata.type": "Edm.String", "Payload": "xx", "Payload@odata.type": "Edm.String"}}"#
+            )
+            .into_bytes()
+        };
+        let bodies = vec![
+            sdk("p", "0", "0", r#""g0""#),
+            sdk("p", "1", "1", r#""g1""#),
+            sdk("p", "2", "3000000000", r#""g2""#),
+            sdk("p/", "3", "3", r#""g3""#),
+            sdk("p", "4", "4", "5"),
+            sdk("p", "5", "1.5", "null"),
+            sdk("p", "6", "6", r#""é""#),
+            sdk("p", "7", "null", r#""g""#),
+            br#"{"PartitionKey": "p", "RowKey": "8", "Gr\u006fup": "g"}"#.to_vec(),
+            br#"{"PartitionKey": "p", "RowKey": "9", "Gr\u006fup": "g"}"#.to_vec(),
+            br#"{"PartitionKey": "p", "RowKey": "9", "Group": "g", "Group": "h"}"#.to_vec(),
+            br#"{"PartitionKey": "p", "RowKey": "9", "Group": "g", "Group": "h"}"#.to_vec(),
+            br#"{"PartitionKey": "p", "RowKey": "9", "bad-name": "g"}"#.to_vec(),
+            br#"{"PartitionKey": "p", "RowKey": "9", "bad-name": "g"}"#.to_vec(),
+            br#"{}"#.to_vec(),
+            sdk("p", "10", "10", r#""g""#),
+            sdk("p", "11", "11", r#""g""#),
+        ];
+        assert!(encode_alike_in_turn(&bodies));
+        let mut reversed = bodies;
+        reversed.reverse();
+        assert!(encode_alike_in_turn(&reversed));
     }
 
     fn annotated_member() -> impl Strategy<Value = String> {
@@ -407,6 +436,42 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn bodies_sharing_names_encode_in_turn_as_fresh_ones(
+            names in prop::collection::vec(
+                "[a-b]{1,2}|PartitionKey|RowKey|Timestamp|odata.etag|[a-b]@odata.type|a-b",
+                0..7,
+            ),
+            values in prop::collection::vec(
+                prop::collection::vec(
+                    prop_oneof![
+                        "\"[a-z/é]{0,3}\"",
+                        any::<i32>().prop_map(|n| n.to_string()),
+                        Just("null".to_owned()),
+                        Just("1.5".to_owned()),
+                        Just("\"Edm.String\"".to_owned()),
+                        Just("\"Edm.Int64\"".to_owned()),
+                        Just("\"12\"".to_owned()),
+                    ],
+                    7,
+                ),
+                1..5,
+            ),
+        ) {
+            let bodies: Vec<Vec<u8>> = values
+                .iter()
+                .map(|values| {
+                    let members: Vec<String> = names
+                        .iter()
+                        .zip(values)
+                        .map(|(name, value)| format!("\"{name}\": {value}"))
+                        .collect();
+                    format!("{{{}}}", members.join(", ")).into_bytes()
+                })
+                .collect();
+            prop_assert!(encode_alike_in_turn(&bodies));
+        }
+
         #[test]
         fn annotated_bodies_encode_as_parsed(
             members in prop::collection::vec(annotated_member(), 0..8),

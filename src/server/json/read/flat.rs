@@ -12,13 +12,14 @@ use memchr::memchr2;
 use serde_json::Number;
 
 use super::Scalar;
+use super::gaps::Gaps;
 
 /// Most digits of an integer read here: every 18-digit integer fits `i64` and `u64`, so
 /// the longer ones (serde_json turns some into floats) are left to serde_json.
 const MAX_INTEGER_DIGITS: usize = 18;
 
 /// Members of a typical body, annotations included.
-const MEMBERS_GUESS: usize = 16;
+pub(super) const MEMBERS_GUESS: usize = 16;
 
 /// Members in body order; `None` when serde_json must decide.
 pub(super) type FlatMembers<'de> = Vec<(Cow<'de, str>, Scalar<'de>)>;
@@ -27,46 +28,74 @@ pub(super) type FlatMembers<'de> = Vec<(Cow<'de, str>, Scalar<'de>)>;
 #[cfg(test)]
 pub(super) fn read_object(body: &[u8]) -> Option<FlatMembers<'_>> {
     let mut members = Vec::new();
-    read_object_into(body, &mut members).map(|()| members)
+    read_object_into(body, &mut members, &mut Gaps::default()).map(|()| members)
 }
 
 /// [`read_object`] into `members`, whose allocation a caller reading many bodies reuses;
 /// `None` leaves it holding part of the body's members. The members it held before are
 /// overwritten one by one: a string (name or value) equal to the one read at the same
 /// place of the last body is recognised by comparison instead of being scanned (the bodies
-/// of a batch repeat their names, annotations and often values).
-pub(super) fn read_object_into<'de>(body: &'de [u8], members: &mut FlatMembers<'de>) -> Option<()> {
+/// of a batch repeat their names, annotations and often values). `gaps` holds the text
+/// before each member's value in the bodies read before; a body repeating it there is
+/// read past it with one comparison (see [`Gaps`]).
+pub(super) fn read_object_into<'de>(
+    body: &'de [u8],
+    members: &mut FlatMembers<'de>,
+    gaps: &mut Gaps<'de>,
+) -> Option<()> {
     // SDK bodies annotate every string (`Name@odata.type`), doubling the member count: room
     // for a typical body's members, so the vector is not regrown.
     members.reserve(MEMBERS_GUESS.saturating_sub(members.len()));
     let mut count = 0;
     let mut reader = Reader { body, at: 0 };
-    reader.skip_whitespace();
-    reader.expect(b'{')?;
-    reader.skip_whitespace();
-    if reader.peek() == Some(b'}') {
-        reader.at += 1;
-    } else {
-        loop {
-            let (last_name, last_value) = members.get(count).map_or((None, None), last_strings);
-            reader.expect(b'"')?;
-            let name = reader.string_as(last_name)?;
-            reader.skip_whitespace();
-            reader.expect(b':')?;
-            reader.skip_whitespace();
-            let value = reader.value(last_value)?;
-            match members.get_mut(count) {
-                Some(slot) => *slot = (name, value),
-                None => members.push((name, value)),
+    // Where the text before the next member's value starts.
+    let mut gap_start = 0;
+    // A buffer's first body notes nothing: most buffers read one body (a single-entity
+    // request), for which noting costs allocations and brings nothing.
+    let noting = gaps.arm();
+    loop {
+        let (last_name, last_value) = members.get(count).map_or((None, None), last_strings);
+        let name = match gaps.get(count) {
+            Some((gap, name)) if starts_with(reader.rest(), gap) => {
+                reader.at += gap.len();
+                // The gap ends at the first byte that was not whitespace there.
+                reader.skip_whitespace();
+                Cow::Borrowed(name)
             }
-            count += 1;
-            reader.skip_whitespace();
-            match reader.next()? {
-                b',' => reader.skip_whitespace(),
-                b'}' => break,
-                _ => return None,
+            _ => {
+                reader.skip_whitespace();
+                if count == 0 {
+                    reader.expect(b'{')?;
+                    reader.skip_whitespace();
+                    if reader.peek() == Some(b'}') {
+                        reader.at += 1;
+                        break;
+                    }
+                } else {
+                    match reader.next()? {
+                        b',' => reader.skip_whitespace(),
+                        b'}' => break,
+                        _ => return None,
+                    }
+                }
+                reader.expect(b'"')?;
+                let name = reader.string_as(last_name)?;
+                reader.skip_whitespace();
+                reader.expect(b':')?;
+                reader.skip_whitespace();
+                if noting && let Cow::Borrowed(text) = name {
+                    gaps.note(count, body.get(gap_start..reader.at)?, text);
+                }
+                name
             }
+        };
+        let value = reader.value(last_value)?;
+        match members.get_mut(count) {
+            Some(slot) => *slot = (name, value),
+            None => members.push((name, value)),
         }
+        count += 1;
+        gap_start = reader.at;
     }
     members.truncate(count);
     reader.skip_whitespace();
@@ -250,8 +279,8 @@ impl<'de> Reader<'de> {
             }
             self.some_digits()?;
         }
-        let text = std::str::from_utf8(self.body.get(start..self.at)?).ok()?;
         if float {
+            let text = std::str::from_utf8(self.body.get(start..self.at)?).ok()?;
             let value: f64 = text.parse().ok()?;
             // Out of range (infinite) is serde_json's error to report.
             return Number::from_f64(value);
@@ -259,12 +288,18 @@ impl<'de> Reader<'de> {
         if int_digits > MAX_INTEGER_DIGITS {
             return None;
         }
+        // At most 18 digits, checked above: the magnitude fits `i64`, so the sum cannot
+        // overflow (a string parse cost more than the rest of reading the member).
+        let magnitude = self
+            .body
+            .get(int_start..self.at)?
+            .iter()
+            .fold(0_i64, |value, &digit| value * 10 + i64::from(digit - b'0'));
         if negative {
-            let value: i64 = text.parse().ok()?;
             // serde_json reads `-0` as the float -0.0.
-            (value != 0).then(|| value.into())
+            (magnitude != 0).then(|| (-magnitude).into())
         } else {
-            text.parse::<u64>().ok().map(Number::from)
+            Some(magnitude.unsigned_abs().into())
         }
     }
 
@@ -374,7 +409,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::Members;
-    use super::{ascii_run_len, read_object, read_object_into};
+    use super::{Gaps, ascii_run_len, read_object, read_object_into};
 
     /// What the fast reader reads must be what serde_json reads; `None` is always allowed.
     fn agrees_with_serde(body: &[u8]) -> Option<bool> {
@@ -500,10 +535,10 @@ mod tests {
 
     /// Whether reading `bodies` in turn into one vector reads each as a fresh vector does.
     fn reads_alike_in_turn(bodies: &[Vec<u8>]) -> bool {
-        let mut reused = Vec::new();
+        let (mut reused, mut gaps) = (Vec::new(), Gaps::default());
         bodies.iter().all(|body| {
             let fresh = read_object(body);
-            let read = read_object_into(body, &mut reused).map(|()| reused.clone());
+            let read = read_object_into(body, &mut reused, &mut gaps).map(|()| reused.clone());
             read == fresh
         })
     }
@@ -545,9 +580,9 @@ b","S":1}"#,
         ];
         let bodies: Vec<Vec<u8>> = bodies.iter().map(|body| body.to_vec()).collect();
         assert!(reads_alike_in_turn(&bodies));
-        let mut reused = Vec::new();
-        read_object_into(bodies[0].as_slice(), &mut reused).unwrap();
-        read_object_into(bodies[1].as_slice(), &mut reused).unwrap();
+        let (mut reused, mut gaps) = (Vec::new(), Gaps::default());
+        read_object_into(bodies[0].as_slice(), &mut reused, &mut gaps).unwrap();
+        read_object_into(bodies[1].as_slice(), &mut reused, &mut gaps).unwrap();
         assert_eq!(reused[1].1, super::Scalar::Str("b".into()));
     }
 }
