@@ -1,10 +1,12 @@
 //! Writing entities as JSON, either from an owned [`StoredEntity`] or straight from a stored
 //! row's property bytes ([`RowRef`]); both go through one writer, so their bytes are equal.
 
+mod int;
 mod plain;
 
 use std::fmt::Write as _;
 
+use self::int::write_int;
 use self::plain::{push_ascii, push_plain};
 use super::stamp::StampText;
 use super::stamp::push_colons_escaped;
@@ -517,30 +519,6 @@ fn write_property(
     name.write(out);
     out.push_str("\":");
     write_value(out, value)
-}
-
-/// Appends `value` in decimal, without the general formatter.
-fn write_int(out: &mut String, value: i64) {
-    let mut digits = [0_u8; 20];
-    let mut at = digits.len();
-    let mut rest = value.unsigned_abs();
-    loop {
-        at -= 1;
-        if let Some(slot) = digits.get_mut(at) {
-            *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-        }
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        out.push('-');
-    }
-    let digits = digits.get(at..).unwrap_or_default();
-    // SAFETY: every byte is an ASCII digit, written above, and ASCII is UTF-8 (a checked
-    // conversion costs more than formatting a small number).
-    out.push_str(unsafe { std::str::from_utf8_unchecked(digits) });
 }
 
 /// Whether `value` carries a type annotation at `metadata`: JSON infers String, Boolean,
