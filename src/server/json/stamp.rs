@@ -14,6 +14,11 @@ const MINUTES: (usize, usize) = (TIME_AT + 3, 2);
 const SECONDS: (usize, usize) = (TIME_AT + 6, 2);
 const FRACTION: (usize, usize) = (TIME_AT + 9, 7);
 
+/// The name part of a row's ETag member.
+const ETAG_NAME: &str = "\"odata.etag\":";
+/// What separates the ETag member from the PartitionKey's value.
+pub(super) const PARTITION_KEY_NAME: &str = ",\"PartitionKey\":";
+
 /// The texts of the last Timestamp written.
 #[derive(Debug)]
 pub(super) struct StampText {
@@ -26,6 +31,11 @@ pub(super) struct StampText {
     text: String,
     /// The weak ETag as a JSON string literal: `"W/\"datetime'<text, ':' as %3A>'\""`.
     etag_json: String,
+    /// What a row at minimal metadata writes between its object's opening and its
+    /// PartitionKey's value: `"odata.etag":<etag_json>,"PartitionKey":`, one copy per row.
+    etag_member: String,
+    /// The row's last member: `,"Timestamp":"<text>"`.
+    timestamp_member: String,
 }
 
 impl StampText {
@@ -37,6 +47,8 @@ impl StampText {
             iso: [0; ISO8601_LEN],
             text: String::with_capacity(ISO8601_LEN),
             etag_json: String::with_capacity(ISO8601_LEN + 24),
+            etag_member: String::with_capacity(ISO8601_LEN + 56),
+            timestamp_member: String::with_capacity(ISO8601_LEN + 16),
         }
     }
 
@@ -61,6 +73,14 @@ impl StampText {
             .push_str(std::str::from_utf8(&self.iso).unwrap_or_default());
         self.etag_json.clear();
         write_etag(&mut self.etag_json, &self.text);
+        self.etag_member.clear();
+        self.etag_member.push_str(ETAG_NAME);
+        self.etag_member.push_str(&self.etag_json);
+        self.etag_member.push_str(PARTITION_KEY_NAME);
+        self.timestamp_member.clear();
+        self.timestamp_member.push_str(",\"Timestamp\":\"");
+        self.timestamp_member.push_str(&self.text);
+        self.timestamp_member.push('"');
     }
 
     /// The ISO 8601 text, as `DateTime`'s `Display` writes it.
@@ -69,10 +89,17 @@ impl StampText {
         &self.text
     }
 
-    /// The ISO 8601 text as bytes, of a length known to the writer.
+    /// `,"Timestamp":"<the ISO 8601 text>"`.
     #[inline]
-    pub(super) fn iso(&self) -> &[u8; ISO8601_LEN] {
-        &self.iso
+    pub(super) fn timestamp_member(&self) -> &str {
+        &self.timestamp_member
+    }
+
+    /// `"odata.etag":<the ETag's JSON string>,"PartitionKey":`, as a row at minimal
+    /// metadata writes them.
+    #[inline]
+    pub(super) fn etag_member(&self) -> &str {
+        &self.etag_member
     }
 
     /// The ETag's JSON string literal, quotes included.

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use self::int::write_int;
 use self::plain::{push_ascii, push_plain};
-use super::stamp::StampText;
 use super::stamp::push_colons_escaped;
+use super::stamp::{PARTITION_KEY_NAME, StampText};
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
@@ -463,11 +463,10 @@ impl<'a> EntityWriter<'a> {
                     out.push_str(self.stamp.etag_json());
                     out.push_str(",\"odata.editLink\":");
                     write_str(out, &address);
+                    out.push_str(PARTITION_KEY_NAME);
                 } else {
-                    out.push_str("\"odata.etag\":");
-                    out.push_str(self.stamp.etag_json());
+                    out.push_str(self.stamp.etag_member());
                 }
-                out.push_str(",\"PartitionKey\":");
             }
         }
         if !push_plain(out, b"\"", partition_key.as_bytes(), b"\"") {
@@ -480,8 +479,7 @@ impl<'a> EntityWriter<'a> {
         if metadata == Metadata::Full {
             push_ascii(out, b",\"Timestamp@odata.type\":\"Edm.DateTime\"");
         }
-        // The ISO text is ASCII by construction: plain.
-        let _ = push_plain(out, b",\"Timestamp\":\"", self.stamp.iso(), b"\"");
+        out.push_str(self.stamp.timestamp_member());
     }
 }
 
