@@ -1,25 +1,20 @@
 //! Integers in decimal, without the general formatter: a page of entities writes one or
 //! more per row.
 
-/// The two ASCII digits of each number below 100.
-const DIGIT_PAIRS: [[u8; 2]; 100] = {
-    let mut pairs = [[0; 2]; 100];
-    let mut n = 0;
-    while n < 100 {
-        #[expect(clippy::cast_possible_truncation, reason = "n < 100")]
-        let (tens, ones) = ((n / 10) as u8, (n % 10) as u8);
-        pairs[n] = [b'0' + tens, b'0' + ones];
-        n += 1;
-    }
-    pairs
-};
+/// The two ASCII digits of each number below 100, in order.
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
 
 /// Appends `value` in decimal, without the general formatter: two digits per division.
 pub(super) fn write_int(out: &mut String, value: i64) {
     let pair = |n: u64| {
         usize::try_from(n)
             .ok()
-            .and_then(|n| DIGIT_PAIRS.get(n))
+            .and_then(|n| DIGIT_PAIRS.get(2 * n..))
+            .and_then(<[u8]>::first_chunk::<2>)
             .copied()
             .unwrap_or([b'0'; 2])
     };
