@@ -407,7 +407,7 @@ mod tests {
                 );
                 // A name of any shorter length against this frame: `compare` tells the
                 // frame, the name alone or neither, as two `starts_with` would.
-                for name_len in 0..=len {
+                for name_len in 0..=prefix.len() {
                     let name = super::Prefix::new(&prefix[..name_len]);
                     let expected = if rest.starts_with(&prefix) {
                         super::Found::Frame
