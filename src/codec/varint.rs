@@ -32,6 +32,19 @@ pub(crate) enum VarintError {
 /// Decodes a varint at the start of `bytes`, returning the value and its length.
 #[inline]
 pub(crate) fn get(bytes: &[u8]) -> Result<(u64, usize), VarintError> {
+    // One and two bytes (lengths, names, small numbers) are the usual forms: no loop. A
+    // zero second byte would be a longer form than the encoder writes: the loop rejects it.
+    match *bytes {
+        [first, ..] if first < 0x80 => Ok((u64::from(first), 1)),
+        [first, second, ..] if second.wrapping_sub(1) < 0x7F => {
+            Ok((u64::from(first & 0x7F) | u64::from(second) << 7, 2))
+        }
+        _ => get_long(bytes),
+    }
+}
+
+/// [`get`] of the forms it does not read inline.
+fn get_long(bytes: &[u8]) -> Result<(u64, usize), VarintError> {
     let mut value: u64 = 0;
     for (index, &byte) in bytes.iter().enumerate().take(super::format::MAX_VARINT_LEN) {
         let group = u64::from(byte & 0x7F);
@@ -80,6 +93,22 @@ mod tests {
                 assert_eq!(out.len(), len(value), "len of {value}");
                 assert_eq!(get(&out), Ok((value, out.len())), "value {value}");
             }
+        }
+    }
+
+    #[test]
+    fn varint_short_forms_read_inline_as_the_loop_reads_them() {
+        for first in 0..=u8::MAX {
+            for second in 0..=u8::MAX {
+                for input in [
+                    &[first, second][..],
+                    &[first, second, 0x01],
+                    &[first, second, 0x80],
+                ] {
+                    assert_eq!(get(input), get_long(input), "{input:?}");
+                }
+            }
+            assert_eq!(get(&[first]), get_long(&[first]), "{first}");
         }
     }
 

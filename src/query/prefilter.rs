@@ -53,6 +53,42 @@ impl Prefix {
         }
         input.starts_with(&self.bytes)
     }
+
+    /// Whether `input` starts with these bytes, with `name` (a prefix of them) only, or
+    /// with neither: where both fit in one word, a single load and XOR answers both.
+    #[inline(always)]
+    fn compare(&self, name: &Self, input: &[u8]) -> Found {
+        if self.bytes.len() <= WORD_LEN
+            && let Some(head) = input.first_chunk::<WORD_LEN>()
+        {
+            let diff = u128::from_le_bytes(*head) ^ self.word;
+            return if diff & self.mask == 0 {
+                Found::Frame
+            } else if diff & name.mask == 0 {
+                Found::Name
+            } else {
+                Found::Neither
+            };
+        }
+        if self.starts(input) {
+            Found::Frame
+        } else if name.starts(input) {
+            Found::Name
+        } else {
+            Found::Neither
+        }
+    }
+}
+
+/// What [`Prefix::compare`] found at the start of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// The whole frame: the property with the literal's value.
+    Frame,
+    /// The name alone: the property, with another value.
+    Name,
+    /// Another property.
+    Neither,
 }
 
 /// One property a matching row must hold as exactly these bytes.
@@ -63,6 +99,23 @@ struct Needle {
     /// The property's whole stored frame: name length, name, type tag, value. Frames are
     /// self-delimiting, so a frame that starts with these bytes is this frame.
     frame: Prefix,
+}
+
+impl Needle {
+    /// [`Prefilter::walk`] of this needle alone over the `count` frames `frames`.
+    #[inline(always)]
+    fn find(&self, count: usize, mut frames: &[u8]) -> Option<bool> {
+        for _ in 0..count {
+            // The name is a prefix of the frame: one load and compare answers both.
+            match self.frame.compare(&self.name, frames) {
+                Found::Frame => return Some(true),
+                Found::Name => return (frames.len() >= self.frame.bytes.len()).then_some(false),
+                Found::Neither => {}
+            }
+            frames = skip_frame(frames)?;
+        }
+        Some(false)
+    }
 }
 
 /// What every row matching a filter holds in its encoded properties: one property frame per
@@ -150,24 +203,21 @@ impl Prefilter {
     }
 
     /// The answer of [`Self::may_match`], or `None` where the framing is not what the
-    /// encoder writes.
+    /// encoder writes. Inlined where it is called per scanned row: the call and its
+    /// register saves were a good part of the test.
+    #[inline(always)]
     fn walk(&self, encoded: &[u8]) -> Option<bool> {
-        let (count, mut rest) = take_varint(frames_of(encoded)?)?;
-        // One required property (`Group eq 'g1'`): the first frame of its name decides, with
-        // no needle loop nor found-mask per frame.
-        if let [needle] = self.needles.as_slice() {
-            for _ in 0..count {
-                if needle.name.starts(rest) {
-                    return if needle.frame.starts(rest) {
-                        Some(true)
-                    } else {
-                        (rest.len() >= needle.frame.bytes.len()).then_some(false)
-                    };
-                }
-                rest = skip_frame(rest)?;
-            }
-            return Some(false);
+        let (count, rest) = take_varint(frames_of(encoded)?)?;
+        // One required property (`Group eq 'g1'`), the usual filtered scan: the first frame
+        // of its name decides, with no needle loop nor found-mask per frame.
+        match self.needles.as_slice() {
+            [needle] => needle.find(count, rest),
+            _ => self.find_all(count, rest),
         }
+    }
+
+    /// [`Self::walk`] of several needles over the `count` frames `rest`.
+    fn find_all(&self, count: usize, mut rest: &[u8]) -> Option<bool> {
         let mut found = 0u64;
         for _ in 0..count {
             for (bit, needle) in self.needles.iter().enumerate() {
@@ -355,6 +405,23 @@ mod tests {
                     rest.starts_with(&prefix),
                     "{len} at {at}"
                 );
+                // A name of any shorter length against this frame: `compare` tells the
+                // frame, the name alone or neither, as two `starts_with` would.
+                for name_len in 0..=prefix.len() {
+                    let name = super::Prefix::new(&prefix[..name_len]);
+                    let expected = if rest.starts_with(&prefix) {
+                        super::Found::Frame
+                    } else if rest.starts_with(&prefix[..name_len]) {
+                        super::Found::Name
+                    } else {
+                        super::Found::Neither
+                    };
+                    assert_eq!(
+                        same.compare(&name, rest),
+                        expected,
+                        "{len} {name_len} at {at}"
+                    );
+                }
                 if let Some(last) = prefix.last_mut() {
                     *last ^= 0x80;
                     let other = super::Prefix::new(&prefix);

@@ -2,7 +2,7 @@
 //! interleave (an SST block below every other source's key, or memtable nodes below it), the
 //! lead's entries are read in one loop instead of one merge step each.
 
-use super::keys::key_cmp;
+use super::keys::{self, head_word, key_cmp};
 use super::{Advance, RangeIter, Source};
 use crate::engine::{Result, Seq, ValueKind};
 
@@ -83,7 +83,11 @@ impl RangeIter {
             return Ok(None);
         };
         let (read_seq, mut key_done) = (self.read_seq, self.key_done);
-        let (mut visited, pause_after) = (self.visited, self.pause_after);
+        // A countdown to the first entry that may pause (one register, no compare against a
+        // loaded bound per entry): below zero exactly when `visited > pause_after`.
+        let start =
+            i64::try_from(self.pause_after.saturating_sub(self.visited)).unwrap_or(i64::MAX);
+        let mut left = start;
         let runner = merge.runner_up;
         // The lead's keys stay below the runner-up's for the whole run, so none ties.
         let (before, after) = merge.sources.split_at_mut(current);
@@ -100,7 +104,7 @@ impl RangeIter {
         }
         let (mut same, mut paused) = (false, false);
         let mut offer = |same_key: bool, seq: Seq, kind: ValueKind, value: &[u8]| {
-            visited += 1;
+            left -= 1;
             same = same_key;
             if same_key && key_done {
                 return false;
@@ -115,7 +119,7 @@ impl RangeIter {
                 }
             }
             // Not an older version of a key already judged, so its key was not returned.
-            if visited > pause_after {
+            if left < 0 {
                 paused = true;
                 return true;
             }
@@ -132,27 +136,24 @@ impl RangeIter {
                     (Some(a), Some(b)) => Some(if key_cmp(a, b).is_lt() { a } else { b }),
                     (a, b) => a.or(b),
                 };
-                let cursor = &mut lead.cursor;
-                let mut stopped = false;
-                let mut moved = false;
-                while cursor.step_if(|key| limit.is_none_or(|limit| key_cmp(key, limit).is_lt())) {
-                    moved = true;
-                    let (_, seq, kind) = cursor.head();
-                    if offer(cursor.same_key_as_previous(), seq, kind, cursor.value()) {
-                        stopped = true;
-                        break;
+                let run = match limit {
+                    Some(limit) => {
+                        let limit_word = head_word(limit);
+                        lead.cursor
+                            .run_while(|key| keys::below(key, limit, limit_word), &mut offer)
                     }
-                }
-                if !moved {
+                    None => lead.cursor.run_while(|_| true, &mut offer),
+                };
+                if !run.moved {
                     return Ok(None);
                 }
-                stopped
+                run.stopped
             }
         };
         merge.same = same;
         merge.tie = false;
         self.key_done = key_done;
-        self.visited = visited;
+        self.visited += start.abs_diff(left);
         self.valid = stopped && !paused;
         self.paused = paused;
         Ok(stopped.then_some(if paused {

@@ -150,6 +150,15 @@ impl Memtable {
     }
 }
 
+/// How a [`MemCursor::run_while`] ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemRun {
+    /// The cursor stepped at least once.
+    pub moved: bool,
+    /// The visitor stopped the run; the cursor is on the entry it stopped at.
+    pub stopped: bool,
+}
+
 /// A cursor over a memtable's entries in internal order that lends them in place: it holds
 /// the memtable, so every entry it reaches stays valid (nodes are freed only with their
 /// list) and nothing is copied per entry.
@@ -194,24 +203,45 @@ impl MemCursor {
         self.pos.is_some()
     }
 
-    /// Moves to the next entry only if there is one and `below` (given the current key)
-    /// says its key is in bounds; false, with nothing moved, otherwise.
+    /// Steps on, as [`MemCursor::step`] does, while `in_bounds` holds for the next key,
+    /// handing each entry reached to `visit(same_key_as_previous, seq, kind, value)` until
+    /// it returns true. The walk keeps its nodes in locals and stores the cursor's
+    /// position once at the end: a filtered scan passes most entries, and per-entry stores
+    /// and reloads of the position were a good part of each step.
     #[inline(always)]
-    pub fn step_if(&mut self, below: impl FnOnce(&[u8]) -> bool) -> bool {
-        let Some(here) = self.node() else {
-            return false;
+    pub fn run_while(
+        &mut self,
+        in_bounds: impl Fn(&[u8]) -> bool,
+        mut visit: impl FnMut(bool, Seq, ValueKind, &[u8]) -> bool,
+    ) -> MemRun {
+        let list = &self.mem.list;
+        // SAFETY: as in `node`: `pos` was set from a node of `list`, which `self.mem` keeps.
+        let Some(mut here) = self.pos.map(|pos| unsafe { pos.node(list) }) else {
+            return MemRun::default();
         };
-        let Some(next) = here.successor() else {
-            return false;
-        };
-        if !below(next.key()) {
-            return false;
+        let mut left = here;
+        let mut run = MemRun::default();
+        while let Some(next) = here.successor() {
+            let key = next.key();
+            if !in_bounds(key) {
+                break;
+            }
+            next.prefetch_ahead(here);
+            let previous = here.key();
+            let same =
+                previous.len() == key.len() && previous.last() == key.last() && previous == key;
+            (left, here) = (here, next);
+            run.moved = true;
+            if visit(same, next.seq(), next.kind(), next.value()) {
+                run.stopped = true;
+                break;
+            }
         }
-        next.prefetch_ahead(here);
-        let next = next.pos();
-        self.prev = self.pos;
-        self.pos = Some(next);
-        true
+        if run.moved {
+            self.prev = Some(left.pos());
+            self.pos = Some(here.pos());
+        }
+        run
     }
 
     /// Whether the current entry's user key is the one of the entry `step` left (false

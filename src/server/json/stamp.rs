@@ -34,6 +34,11 @@ pub(crate) const ETAG_TEXT_LEN: usize = ETAG_OPEN.len() + ESCAPED_LEN + ETAG_CLO
 /// Length of the ETag's JSON string literal.
 const ETAG_JSON_LEN: usize = ETAG_JSON_OPEN.len() + ESCAPED_LEN + ETAG_JSON_CLOSE.len();
 
+/// The name part of a row's ETag member.
+const ETAG_NAME: &str = "\"odata.etag\":";
+/// What separates the ETag member from the PartitionKey's value.
+pub(super) const PARTITION_KEY_NAME: &str = ",\"PartitionKey\":";
+
 /// The texts of the last Timestamp written.
 #[derive(Debug)]
 pub(super) struct StampText {
@@ -45,6 +50,11 @@ pub(super) struct StampText {
     /// The weak ETag as a JSON string literal: `"W/\"datetime'<iso, ':' as %3A>'\""`;
     /// allocated by the first `set` (a writer made for one row and never used costs nothing).
     etag_json: String,
+    /// What a row at minimal metadata writes between its object's opening and its
+    /// PartitionKey's value: `"odata.etag":<etag_json>,"PartitionKey":`, one copy per row.
+    etag_member: String,
+    /// The row's last member: `,"Timestamp":"<text>"`.
+    timestamp_member: String,
 }
 
 impl StampText {
@@ -55,6 +65,8 @@ impl StampText {
             day: None,
             iso: [0; ISO8601_LEN],
             etag_json: String::new(),
+            etag_member: String::new(),
+            timestamp_member: String::new(),
         }
     }
 
@@ -82,6 +94,16 @@ impl StampText {
             std::str::from_utf8(&self.iso).unwrap_or_default(),
         );
         self.etag_json.push_str(ETAG_JSON_CLOSE);
+        // ASCII by construction.
+        let text = std::str::from_utf8(&self.iso).unwrap_or_default();
+        self.etag_member.clear();
+        self.etag_member.push_str(ETAG_NAME);
+        self.etag_member.push_str(&self.etag_json);
+        self.etag_member.push_str(PARTITION_KEY_NAME);
+        self.timestamp_member.clear();
+        self.timestamp_member.push_str(",\"Timestamp\":\"");
+        self.timestamp_member.push_str(text);
+        self.timestamp_member.push('"');
     }
 
     /// The ISO 8601 text, as `DateTime`'s `Display` writes it.
@@ -90,10 +112,17 @@ impl StampText {
         std::str::from_utf8(&self.iso).unwrap_or_default()
     }
 
-    /// The ISO 8601 text as bytes, of a length known to the writer.
+    /// `,"Timestamp":"<the ISO 8601 text>"`.
     #[inline]
-    pub(super) fn iso(&self) -> &[u8; ISO8601_LEN] {
-        &self.iso
+    pub(super) fn timestamp_member(&self) -> &str {
+        &self.timestamp_member
+    }
+
+    /// `"odata.etag":<the ETag's JSON string>,"PartitionKey":`, as a row at minimal
+    /// metadata writes them.
+    #[inline]
+    pub(super) fn etag_member(&self) -> &str {
+        &self.etag_member
     }
 
     /// The ETag's JSON string literal, quotes included.

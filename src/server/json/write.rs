@@ -1,13 +1,15 @@
 //! Writing entities as JSON, either from an owned [`StoredEntity`] or straight from a stored
 //! row's property bytes ([`RowRef`]); both go through one writer, so their bytes are equal.
 
+mod int;
 mod plain;
 
 use std::fmt::Write as _;
 
+use self::int::write_int;
 use self::plain::{push_ascii, push_plain};
-use super::stamp::StampText;
 use super::stamp::push_colons_escaped;
+use super::stamp::{PARTITION_KEY_NAME, StampText};
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
@@ -468,11 +470,10 @@ impl<'a> EntityWriter<'a> {
                     out.push_str(self.stamp.etag_json());
                     out.push_str(",\"odata.editLink\":");
                     write_str(out, &address);
+                    out.push_str(PARTITION_KEY_NAME);
                 } else {
-                    out.push_str("\"odata.etag\":");
-                    out.push_str(self.stamp.etag_json());
+                    out.push_str(self.stamp.etag_member());
                 }
-                out.push_str(",\"PartitionKey\":");
             }
         }
         if !push_plain(out, b"\"", partition_key.as_bytes(), b"\"") {
@@ -485,8 +486,7 @@ impl<'a> EntityWriter<'a> {
         if metadata == Metadata::Full {
             push_ascii(out, b",\"Timestamp@odata.type\":\"Edm.DateTime\"");
         }
-        // The ISO text is ASCII by construction: plain.
-        let _ = push_plain(out, b",\"Timestamp\":\"", self.stamp.iso(), b"\"");
+        out.push_str(self.stamp.timestamp_member());
     }
 }
 
@@ -524,30 +524,6 @@ fn write_property(
     name.write(out);
     out.push_str("\":");
     write_value(out, value)
-}
-
-/// Appends `value` in decimal, without the general formatter.
-fn write_int(out: &mut String, value: i64) {
-    let mut digits = [0_u8; 20];
-    let mut at = digits.len();
-    let mut rest = value.unsigned_abs();
-    loop {
-        at -= 1;
-        if let Some(slot) = digits.get_mut(at) {
-            *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
-        }
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        out.push('-');
-    }
-    let digits = digits.get(at..).unwrap_or_default();
-    // SAFETY: every byte is an ASCII digit, written above, and ASCII is UTF-8 (a checked
-    // conversion costs more than formatting a small number).
-    out.push_str(unsafe { std::str::from_utf8_unchecked(digits) });
 }
 
 /// Whether `value` carries a type annotation at `metadata`: JSON infers String, Boolean,

@@ -246,11 +246,19 @@ fn ints_and_escapes_match_the_general_formatters() {
         10,
         -10,
         123_456,
+        99,
+        100,
+        -101,
         i64::from(i32::MIN),
         i64::from(i32::MAX),
-    ] {
+        i64::MIN,
+        i64::MAX,
+    ]
+    .into_iter()
+    .chain((-1_000..=100_000).step_by(7))
+    {
         let mut ours = String::new();
-        super::write_int(&mut ours, value);
+        super::int::write_int(&mut ours, value);
         assert_eq!(ours, value.to_string());
     }
     let samples = [
