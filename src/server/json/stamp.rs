@@ -38,6 +38,8 @@ const ETAG_JSON_LEN: usize = ETAG_JSON_OPEN.len() + ESCAPED_LEN + ETAG_JSON_CLOS
 const ETAG_NAME: &str = "\"odata.etag\":";
 /// What separates the ETag member from the PartitionKey's value.
 pub(super) const PARTITION_KEY_NAME: &str = ",\"PartitionKey\":";
+/// What opens a row's last member, the Timestamp's value.
+const TIMESTAMP_NAME: &str = ",\"Timestamp\":\"";
 
 /// The texts of the last Timestamp written.
 #[derive(Debug)]
@@ -96,12 +98,18 @@ impl StampText {
         self.etag_json.push_str(ETAG_JSON_CLOSE);
         // ASCII by construction.
         let text = std::str::from_utf8(&self.iso).unwrap_or_default();
+        // Both have one length for every Timestamp: reserved exactly, they are allocated once
+        // (a pushed-to empty `String` grew by three reallocations per point read).
         self.etag_member.clear();
+        self.etag_member
+            .reserve_exact(ETAG_NAME.len() + ETAG_JSON_LEN + PARTITION_KEY_NAME.len());
         self.etag_member.push_str(ETAG_NAME);
         self.etag_member.push_str(&self.etag_json);
         self.etag_member.push_str(PARTITION_KEY_NAME);
         self.timestamp_member.clear();
-        self.timestamp_member.push_str(",\"Timestamp\":\"");
+        self.timestamp_member
+            .reserve_exact(TIMESTAMP_NAME.len() + ISO8601_LEN + 1);
+        self.timestamp_member.push_str(TIMESTAMP_NAME);
         self.timestamp_member.push_str(text);
         self.timestamp_member.push('"');
     }
