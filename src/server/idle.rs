@@ -86,23 +86,16 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::server::block_on_with_timers;
 
     const INTERVAL: Duration = Duration::from_millis(10);
     const CHECKS: u32 = 3;
-
-    fn run<T>(future: impl Future<Output = T>) -> T {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap()
-            .block_on(future)
-    }
 
     #[test]
     fn a_connection_without_requests_is_closed_after_its_checks_in_a_row() {
         let activity = Activity::default();
         let started = std::time::Instant::now();
-        let out = run(close_when_idle(
+        let out = block_on_with_timers(close_when_idle(
             std::future::pending::<()>(),
             &activity,
             INTERVAL,
@@ -116,7 +109,7 @@ mod tests {
     fn a_connection_that_completes_returns_its_output() {
         let activity = Activity::default();
         assert_eq!(
-            run(close_when_idle(async { 7 }, &activity, INTERVAL, CHECKS)),
+            block_on_with_timers(close_when_idle(async { 7 }, &activity, INTERVAL, CHECKS)),
             Some(7)
         );
     }
@@ -130,7 +123,7 @@ mod tests {
             7
         };
         assert_eq!(
-            run(close_when_idle(slow, &activity, INTERVAL, CHECKS)),
+            block_on_with_timers(close_when_idle(slow, &activity, INTERVAL, CHECKS)),
             Some(7)
         );
     }
@@ -143,7 +136,7 @@ mod tests {
         let activity = Arc::new(Activity::default());
         let started = std::time::Instant::now();
         let busy_for = interval * CHECKS * 2;
-        let out = run(async {
+        let out = block_on_with_timers(async {
             let requests = Arc::clone(&activity);
             tokio::spawn(async move {
                 while started.elapsed() < busy_for {

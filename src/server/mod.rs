@@ -28,6 +28,17 @@ pub mod reply;
 pub mod route;
 mod service;
 
+/// Runs `future` to completion on a current-thread runtime with timers (unit tests of the
+/// server's deadlines and watchdogs).
+#[cfg(test)]
+fn block_on_with_timers<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime builds")
+        .block_on(future)
+}
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -150,6 +150,7 @@ mod tests {
     use hyper::body::Frame;
 
     use super::*;
+    use crate::server::block_on_with_timers;
 
     /// A body arriving in the given pieces, failing at a `None` one.
     struct Pieces(VecDeque<Option<&'static [u8]>>);
@@ -176,7 +177,7 @@ mod tests {
         limit: usize,
     ) -> std::result::Result<Vec<u8>, String> {
         let body = Pieces(pieces.iter().copied().collect());
-        run(gather(body, declared, limit))
+        block_on_with_timers(gather(body, declared, limit))
             .map(|body| body.to_vec())
             .map_err(|error| match error {
                 GatherError::TooLarge => "too large".to_owned(),
@@ -229,14 +230,6 @@ mod tests {
         );
     }
 
-    fn run<F: Future>(future: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap()
-            .block_on(future)
-    }
-
     #[test]
     fn a_body_deadline_spans_both_stages_not_only_the_first() {
         let (first, total) = (Duration::from_millis(20), Duration::from_millis(200));
@@ -244,10 +237,10 @@ mod tests {
             let late = Box::pin(tokio::time::sleep(Duration::from_millis(60)));
             deadline(late, first, total).await
         };
-        assert!(run(slow).is_ok());
+        assert!(block_on_with_timers(slow).is_ok());
         let started = std::time::Instant::now();
         let never = Box::pin(std::future::pending::<()>());
-        assert!(run(deadline(never, first, total)).is_err());
+        assert!(block_on_with_timers(deadline(never, first, total)).is_err());
         assert!(started.elapsed() >= total, "{:?}", started.elapsed());
     }
 }
