@@ -23,13 +23,12 @@ pub const HEADER_BUFFER_MAX_BYTES: usize = 64 * 1024;
 /// A client must send all request headers within this time. Enforced per connection (see
 /// `idle`): a connection with no request begun and no response left to send is closed after
 /// [`IDLE_CHECKS`] checks [`IDLE_CHECK_INTERVAL`] apart, i.e. 30 to 40 s after it fell idle.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub const HEADER_READ_TIMEOUT: Duration = IDLE_CHECK_INTERVAL.saturating_mul(IDLE_CHECKS);
 
 /// Time between two idle checks of a connection.
 pub const IDLE_CHECK_INTERVAL: Duration = Duration::from_secs(10);
 
-/// Idle checks in a row after which a connection is closed (× [`IDLE_CHECK_INTERVAL`] =
-/// [`HEADER_READ_TIMEOUT`]).
+/// Idle checks in a row after which a connection is closed.
 pub const IDLE_CHECKS: u32 = 3;
 
 /// A client must send the whole body within this time.
