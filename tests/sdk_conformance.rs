@@ -10,18 +10,13 @@
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
-use std::fs::{self, File};
-use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+mod sdk_support;
 
-/// How long a freshly started server may take to accept connections.
-const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a server may take to exit after SIGTERM (graceful shutdown).
-const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(15);
+use std::fs::{self, File};
+use std::path::PathBuf;
+use std::process::Command;
+
+use sdk_support::{Server, output_text, run_checked};
 /// Seconds of load in the CI variant of the load test (the full run is 30 s; see load_test.py).
 const CI_LOAD_SECONDS: &str = "5";
 
@@ -41,26 +36,6 @@ fn venv_dir() -> PathBuf {
 
 fn venv_python() -> PathBuf {
     venv_dir().join("bin").join("python")
-}
-
-fn output_text(out: &Output) -> String {
-    format!(
-        "status: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn run_checked(cmd: &mut Command, what: &str) {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed:\n{}",
-        output_text(&out)
-    );
 }
 
 /// Creates or refreshes the venv; a marker holding the installed requirements makes reruns instant.
@@ -102,102 +77,6 @@ fn ensure_venv() -> PathBuf {
     }
     lock.unlock().unwrap();
     venv_python()
-}
-
-fn free_loopback_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-}
-
-/// A running `strata serve`; dropped without `stop` it is killed so no server outlives a test.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    log: PathBuf,
-}
-
-impl Server {
-    fn start(db: &Path, log: &Path) -> Self {
-        let addr = free_loopback_addr();
-        let log_file = File::create(log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_strata"))
-            .arg("serve")
-            .arg("--db")
-            .arg(db)
-            .arg("--addr")
-            .arg(addr.to_string())
-            .stdin(Stdio::null())
-            .stdout(log_file.try_clone().unwrap())
-            .stderr(log_file)
-            .spawn()
-            .unwrap();
-        let mut server = Self {
-            child,
-            addr,
-            log: log.to_path_buf(),
-        };
-        let deadline = Instant::now() + SERVER_START_TIMEOUT;
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            if let Some(status) = server.child.try_wait().unwrap() {
-                panic!(
-                    "strata serve exited at start ({status}):\n{}",
-                    server.log_text()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "strata serve did not listen on {addr} within {SERVER_START_TIMEOUT:?}:\n{}",
-                server.log_text()
-            );
-            thread::sleep(Duration::from_millis(50));
-        }
-        server
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://{}/devstoreaccount1", self.addr)
-    }
-
-    fn log_text(&self) -> String {
-        let mut text = String::new();
-        if let Ok(mut f) = File::open(&self.log) {
-            let _ = f.read_to_string(&mut text);
-        }
-        text
-    }
-
-    /// SIGTERM, then the exit status must be success within the timeout (graceful shutdown).
-    fn stop(mut self) {
-        let pid = self.child.id().to_string();
-        run_checked(Command::new("kill").args(["-TERM", &pid]), "kill -TERM");
-        let deadline = Instant::now() + SERVER_STOP_TIMEOUT;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(
-                    status.success(),
-                    "strata serve exited with {status} after SIGTERM:\n{}",
-                    self.log_text()
-                );
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "strata serve ignored SIGTERM for {SERVER_STOP_TIMEOUT:?}:\n{}",
-                self.log_text()
-            );
-            thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 }
 
 #[test]

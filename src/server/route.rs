@@ -105,9 +105,13 @@ pub fn parse(path: &str, query: Option<&str>) -> Result<Target> {
     })
 }
 
-/// Percent-decodes `text` as UTF-8.
-fn decode(text: &str) -> Option<String> {
-    decode_cow(text).map(Cow::into_owned)
+/// Percent-decodes a query component as UTF-8, `+` first becoming a space.
+fn decode_form(text: &str) -> Option<String> {
+    if memchr::memchr(b'+', text.as_bytes()).is_some() {
+        decode_cow(&text.replace('+', " ")).map(Cow::into_owned)
+    } else {
+        decode_cow(text).map(Cow::into_owned)
+    }
 }
 
 /// Percent-decodes `text` as UTF-8, borrowing it when it has no `%`. As
@@ -150,15 +154,16 @@ const fn hex_value(digit: u8) -> Option<u8> {
     }
 }
 
-/// Parses a query string into decoded pairs. `+` is kept literally: the SDKs encode spaces as
-/// `%20`, and a `+` in a filter literal (`datetime'...+00:00'`) must survive.
+/// Parses a query string into decoded pairs. A `+` is a space, as the service reads it: the
+/// JavaScript SDK sends a SAS request's `$filter` form-encoded (`TableName+eq+'t'`), and
+/// every SDK escapes a literal `+` as `%2B`.
 fn parse_query(query: &str) -> Result<Vec<(String, String)>> {
     query
         .split('&')
         .filter(|pair| !pair.is_empty())
         .map(|pair| {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match (decode(key), decode(value)) {
+            match (decode_form(key), decode_form(value)) {
                 (Some(key), Some(value)) => Ok((key, value)),
                 _ => Err(ServerError::invalid(format!(
                     "query parameter {:?} is not valid percent-encoded UTF-8",
@@ -304,6 +309,29 @@ mod tests {
                 assert_eq!(find_byte(text, byte), text.find(ch), "{text:?} {ch:?}");
             }
         }
+    }
+
+    #[test]
+    fn route_query_plus_is_a_space_and_escaped_plus_is_a_plus() {
+        let target = parse(
+            "/acct/Tables",
+            Some("$filter=TableName+eq+'a%2Bb'&$top=5&sp+ace=x+%2B+y&empty="),
+        )
+        .unwrap();
+        assert_eq!(target.param("$filter"), Some("TableName eq 'a+b'"));
+        assert_eq!(target.param("$top"), Some("5"));
+        assert_eq!(target.param("sp ace"), Some("x + y"));
+        assert_eq!(target.param("empty"), Some(""));
+        // A `+` in the path is a literal character of the key.
+        let target = parse("/acct/t(PartitionKey='a+b',RowKey='%2B')", None).unwrap();
+        assert_eq!(
+            target.resource,
+            Resource::Entity {
+                table: "t".into(),
+                partition_key: "a+b".into(),
+                row_key: "+".into(),
+            }
+        );
     }
 
     #[test]

@@ -1,0 +1,362 @@
+// The official JavaScript SDK (@azure/data-tables, pinned in package.json) against a table
+// endpoint: every operation of issue 5 through a second official client, so strata's wire
+// format is checked by a parser other than the Python SDK's.
+//
+//   node tests/sdk_js/conformance.mjs http://127.0.0.1:10002/devstoreaccount1
+//
+// Prints one line per check and exits non-zero if any failed.
+
+import assert from "node:assert/strict";
+import {
+  AzureNamedKeyCredential,
+  AzureSASCredential,
+  TableClient,
+  TableServiceClient,
+  TableTransaction,
+  generateAccountSas,
+  generateTableSas,
+  odata,
+} from "@azure/data-tables";
+
+const endpoint = process.argv[2];
+if (!endpoint) {
+  console.error("usage: node conformance.mjs <table endpoint>");
+  process.exit(2);
+}
+const credential = new AzureNamedKeyCredential(
+  "devstoreaccount1",
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+);
+const options = { allowInsecureConnection: true };
+const service = new TableServiceClient(endpoint, credential, options);
+const tableName = `js${Date.now()}`;
+const table = new TableClient(endpoint, tableName, credential, options);
+
+let failures = 0;
+async function check(name, body) {
+  try {
+    await body();
+    console.log(`ok   ${name}`);
+  } catch (error) {
+    failures += 1;
+    console.log(`FAIL ${name}: ${error.stack ?? error}`);
+  }
+}
+
+// Runs `body`, which must fail with HTTP `status` and (when given) service error `code`.
+async function rejects(body, status, code) {
+  let caught;
+  try {
+    await body();
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught, `expected HTTP ${status}${code ? ` ${code}` : ""}, got success`);
+  assert.equal(caught.statusCode, status, `${caught.message}`);
+  if (code) {
+    // This SDK leaves `error.code` unset for table errors (against Azurite too); the service's
+    // code is in the message, which is the error body.
+    assert.equal(caught.code ?? JSON.parse(caught.message)["odata.error"].code, code, caught.message);
+  }
+  return caught;
+}
+
+async function collect(iterable) {
+  const rows = [];
+  for await (const row of iterable) {
+    rows.push(row);
+  }
+  return rows;
+}
+
+function sasClient(sas) {
+  return new TableClient(endpoint, tableName, new AzureSASCredential(sas), options);
+}
+
+const when = new Date("2024-01-02T03:04:05.678Z");
+const guid = "c9da6455-213d-42c9-9a79-3e9149a57833";
+const typed = {
+  partitionKey: "p1",
+  rowKey: "r1",
+  text: "héllo \"wörld\" \u{1F600}",
+  int32: 42,
+  int64: { value: "9007199254740993", type: "Int64" },
+  double: 1.5,
+  wholeDouble: { value: "3", type: "Double" },
+  nan: { value: "NaN", type: "Double" },
+  infinity: { value: "Infinity", type: "Double" },
+  negativeInfinity: { value: "-Infinity", type: "Double" },
+  flag: true,
+  when,
+  id: { value: guid, type: "Guid" },
+  bytes: new Uint8Array([0, 1, 2, 253, 254, 255]),
+  empty: "",
+};
+
+await check("create table; creating it again is swallowed by the SDK", async () => {
+  await service.createTable(tableName);
+  await service.createTable(tableName);
+});
+
+await check("a table name the service rejects is a 400", async () => {
+  await rejects(() => service.createTable("1starts-with-digit"), 400);
+});
+
+await check("insert returns an ETag; a duplicate insert is 409 EntityAlreadyExists", async () => {
+  const created = await table.createEntity(typed);
+  assert.match(created.etag, /^W\/"datetime'\d{4}-\d\d-\d\dT\d\d%3A\d\d%3A\d\d\.\d{7}Z'"$/);
+  await rejects(() => table.createEntity(typed), 409, "EntityAlreadyExists");
+});
+
+await check("every EDM type round-trips", async () => {
+  const entity = await table.getEntity("p1", "r1");
+  assert.equal(entity.text, typed.text);
+  assert.equal(entity.int32, 42);
+  assert.equal(String(entity.int64), "9007199254740993");
+  assert.equal(entity.double, 1.5);
+  assert.equal(entity.wholeDouble, 3);
+  // The SDK hands the Double specials back as their strings (against Azurite too).
+  assert.equal(entity.nan, "NaN");
+  assert.equal(entity.infinity, "Infinity");
+  assert.equal(entity.negativeInfinity, "-Infinity");
+  assert.equal(entity.flag, true);
+  assert.equal(entity.when.toISOString(), when.toISOString());
+  assert.deepEqual(entity.id, { value: guid, type: "Guid" });
+  assert.deepEqual(new Uint8Array(entity.bytes), typed.bytes);
+  assert.equal(entity.empty, "");
+  assert.match(entity.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$/);
+});
+
+await check("the raw types are annotated as the service writes them", async () => {
+  const raw = await table.getEntity("p1", "r1", { disableTypeConversion: true });
+  assert.deepEqual(raw.int64, { value: "9007199254740993", type: "Int64" });
+  // A whole Double is written as a bare JSON number, as the service does; the SDK then
+  // guesses Int32 for it (against Azurite too), so only the value is checked.
+  assert.equal(raw.wholeDouble.value, "3");
+  assert.deepEqual(raw.double, { value: "1.5", type: "Double" });
+  assert.deepEqual(raw.nan, { value: "NaN", type: "Double" });
+  assert.equal(raw.when.type, "DateTime");
+  assert.equal(new Date(raw.when.value).toISOString(), when.toISOString());
+  assert.deepEqual(raw.bytes, { value: "AAEC/f7/", type: "Binary" });
+  assert.deepEqual(raw.int32, { value: "42", type: "Int32" });
+});
+
+await check("typed filters match: DateTime, Guid, Int64, Binary, Boolean, Double", async () => {
+  const filters = [
+    odata`when eq ${when}`,
+    `id eq guid'${guid}'`,
+    "int64 eq 9007199254740993L",
+    "bytes eq X'000102fdfeff'",
+    "flag eq true",
+    "double gt 1.25 and double lt 1.75",
+  ];
+  for (const filter of filters) {
+    const rows = await collect(table.listEntities({ queryOptions: { filter } }));
+    assert.equal(rows.length, 1, filter);
+  }
+});
+
+await check("a point read with select returns only the keys, Timestamp and the selected", async () => {
+  const entity = await table.getEntity("p1", "r1", { queryOptions: { select: ["int32", "text"] } });
+  assert.equal(entity.int32, 42);
+  assert.equal(entity.text, typed.text);
+  assert.equal(entity.double, undefined);
+});
+
+await check("a missing entity is 404 ResourceNotFound", async () => {
+  await rejects(() => table.getEntity("p1", "missing"), 404, "ResourceNotFound");
+});
+
+await check("upsert (merge and replace), update with and without ETag", async () => {
+  await table.upsertEntity({ partitionKey: "p2", rowKey: "a", first: 1 }, "Replace");
+  await table.upsertEntity({ partitionKey: "p2", rowKey: "a", second: 2 }, "Merge");
+  let entity = await table.getEntity("p2", "a");
+  assert.equal(entity.first, 1);
+  assert.equal(entity.second, 2);
+  await table.upsertEntity({ partitionKey: "p2", rowKey: "a", third: 3 }, "Replace");
+  entity = await table.getEntity("p2", "a");
+  assert.equal(entity.first, undefined);
+  assert.equal(entity.third, 3);
+  const updated = await table.updateEntity(
+    { partitionKey: "p2", rowKey: "a", fourth: 4 },
+    "Merge",
+    { etag: entity.etag },
+  );
+  assert.notEqual(updated.etag, entity.etag);
+  await table.updateEntity({ partitionKey: "p2", rowKey: "a", fifth: 5 }, "Replace");
+  entity = await table.getEntity("p2", "a");
+  assert.equal(entity.third, undefined);
+  assert.equal(entity.fifth, 5);
+});
+
+await check("a stale ETag is 412 UpdateConditionNotSatisfied on update and delete", async () => {
+  const stale = (await table.getEntity("p2", "a")).etag;
+  await table.updateEntity({ partitionKey: "p2", rowKey: "a", sixth: 6 }, "Merge");
+  await rejects(
+    () => table.updateEntity({ partitionKey: "p2", rowKey: "a" }, "Replace", { etag: stale }),
+    412,
+    "UpdateConditionNotSatisfied",
+  );
+  await rejects(() => table.deleteEntity("p2", "a", { etag: stale }), 412, "UpdateConditionNotSatisfied");
+});
+
+await check("updating a missing entity is 404; delete then delete again is 404", async () => {
+  await rejects(() => table.updateEntity({ partitionKey: "p2", rowKey: "none" }, "Merge"), 404);
+  await table.deleteEntity("p2", "a");
+  await rejects(() => table.deleteEntity("p2", "a"), 404, "ResourceNotFound");
+});
+
+await check("invalid keys and oversized entities are 400", async () => {
+  await rejects(() => table.createEntity({ partitionKey: "a/b", rowKey: "r" }), 400);
+  await rejects(() => table.createEntity({ partitionKey: "p", rowKey: "r#" }), 400);
+  // A string property may hold 32 Ki UTF-16 units; 20 of 30,000 exceed the 1 MiB entity.
+  const big = { partitionKey: "p", rowKey: "big" };
+  for (let i = 0; i < 20; i += 1) {
+    big[`s${i}`] = "x".repeat(30000);
+  }
+  await rejects(() => table.createEntity(big), 400);
+  await rejects(() => table.createEntity({ partitionKey: "p", rowKey: "long", s: "x".repeat(40000) }), 400);
+  await rejects(() => table.getEntity("p", "big"), 404);
+});
+
+await check("a batch of 100 inserts commits; its sub-responses are 204", async () => {
+  const batch = new TableTransaction();
+  for (let i = 0; i < 100; i += 1) {
+    batch.createEntity({ partitionKey: "batch", rowKey: String(i).padStart(4, "0"), n: i, group: `g${i % 3}` });
+  }
+  const result = await table.submitTransaction(batch.actions);
+  assert.equal(result.status, 202);
+  assert.equal(result.subResponses.length, 100);
+  assert.ok(result.subResponses.every((r) => r.status === 204));
+});
+
+await check("a failing batch names its failing operation and changes nothing", async () => {
+  const batch = new TableTransaction();
+  batch.createEntity({ partitionKey: "batch", rowKey: "new-1" });
+  batch.createEntity({ partitionKey: "batch", rowKey: "0001" });
+  const error = await rejects(() => table.submitTransaction(batch.actions), 409, "EntityAlreadyExists");
+  assert.match(error.message, /^1:/m);
+  await rejects(() => table.getEntity("batch", "new-1"), 404);
+});
+
+await check("a mixed batch: upsert, update, delete", async () => {
+  const batch = new TableTransaction();
+  batch.upsertEntity({ partitionKey: "batch", rowKey: "0001", extra: 1 }, "Merge");
+  batch.updateEntity({ partitionKey: "batch", rowKey: "0003", n: 3, replaced: true }, "Replace");
+  batch.deleteEntity("batch", "0002");
+  const result = await table.submitTransaction(batch.actions);
+  assert.deepEqual(result.subResponses.map((r) => r.status), [204, 204, 204]);
+  assert.equal((await table.getEntity("batch", "0001")).extra, 1);
+  assert.equal((await table.getEntity("batch", "0003")).replaced, true);
+  await rejects(() => table.getEntity("batch", "0002"), 404);
+});
+
+await check("a filtered query pages with continuation tokens and loses no row", async () => {
+  const pages = [];
+  const iterator = table
+    .listEntities({ queryOptions: { filter: odata`PartitionKey eq ${"batch"} and group eq ${"g1"}` } })
+    .byPage({ maxPageSize: 7 });
+  for await (const page of iterator) {
+    pages.push(page.map((e) => e.n));
+  }
+  const rows = pages.flat();
+  assert.equal(rows.length, 33);
+  assert.deepEqual(rows, [...rows].sort((a, b) => a - b));
+  assert.ok(pages.length >= 5);
+  assert.ok(pages.every((p) => p.length <= 7));
+});
+
+await check("a page resumed from its continuation token continues after the last row", async () => {
+  const query = { queryOptions: { filter: "PartitionKey eq 'batch' and n ge 10", select: ["n"] } };
+  const first = (await table.listEntities(query).byPage({ maxPageSize: 5 }).next()).value;
+  assert.equal(first.length, 5);
+  assert.ok(first.continuationToken);
+  assert.deepEqual(Object.keys(first[0]).filter((k) => !["etag", "partitionKey", "rowKey", "timestamp"].includes(k)), ["n"]);
+  const second = (
+    await table.listEntities(query).byPage({ maxPageSize: 5, continuationToken: first.continuationToken }).next()
+  ).value;
+  assert.deepEqual(second.map((e) => e.n), [15, 16, 17, 18, 19]);
+});
+
+await check("query tables with a filter and with paging", async () => {
+  for (let i = 0; i < 3; i += 1) {
+    await service.createTable(`${tableName}x${i}`);
+  }
+  const named = await collect(service.listTables({ queryOptions: { filter: odata`TableName eq ${tableName}` } }));
+  assert.deepEqual(named.map((t) => t.name), [tableName]);
+  const pages = [];
+  for await (const page of service.listTables().byPage({ maxPageSize: 2 })) {
+    pages.push(page.map((t) => t.name));
+  }
+  const ours = pages.flat().filter((name) => name.startsWith(tableName));
+  assert.equal(ours.length, 4);
+  assert.ok(pages.every((p) => p.length <= 2));
+  for (let i = 0; i < 3; i += 1) {
+    await service.deleteTable(`${tableName}x${i}`);
+  }
+});
+
+await check("stored access policies round-trip", async () => {
+  const policy = {
+    id: "readers",
+    accessPolicy: { permission: "r", start: new Date("2024-01-01T00:00:00Z"), expiry: new Date("2099-01-01T00:00:00Z") },
+  };
+  await table.setAccessPolicy([policy]);
+  const stored = await table.getAccessPolicy();
+  assert.equal(stored.length, 1);
+  assert.equal(stored[0].id, "readers");
+  assert.equal(stored[0].accessPolicy.permission, "r");
+  assert.equal(new Date(stored[0].accessPolicy.expiry).toISOString(), "2099-01-01T00:00:00.000Z");
+});
+
+await check("a table SAS limited to one PartitionKey is refused outside it", async () => {
+  const sas = generateTableSas(tableName, credential, {
+    permissions: { query: true },
+    expiresOn: new Date(Date.now() + 3600e3),
+    startPartitionKey: "p1",
+    endPartitionKey: "p1",
+  });
+  const client = sasClient(sas);
+  assert.equal((await client.getEntity("p1", "r1")).int32, 42);
+  await rejects(() => client.getEntity("batch", "0001"), 403);
+  await rejects(() => client.createEntity({ partitionKey: "p1", rowKey: "sas" }), 403);
+});
+
+await check("a table SAS with add permission inserts; one naming a stored policy reads", async () => {
+  const add = generateTableSas(tableName, credential, {
+    permissions: { add: true },
+    expiresOn: new Date(Date.now() + 3600e3),
+  });
+  await sasClient(add).createEntity({ partitionKey: "sas", rowKey: "added" });
+  const byPolicy = generateTableSas(tableName, credential, { identifier: "readers" });
+  assert.equal((await sasClient(byPolicy).getEntity("sas", "added")).rowKey, "added");
+});
+
+await check("an expired SAS and a wrong key are 403 AuthenticationFailed", async () => {
+  const expired = generateTableSas(tableName, credential, {
+    permissions: { query: true },
+    expiresOn: new Date(Date.now() - 3600e3),
+  });
+  await rejects(() => sasClient(expired).getEntity("p1", "r1"), 403, "AuthenticationFailed");
+  const wrong = new AzureNamedKeyCredential("devstoreaccount1", Buffer.from("not the key").toString("base64"));
+  await rejects(() => new TableClient(endpoint, tableName, wrong, options).getEntity("p1", "r1"), 403, "AuthenticationFailed");
+});
+
+await check("an account SAS lists tables", async () => {
+  const sas = generateAccountSas(credential, {
+    permissions: { list: true, query: true },
+    resourceTypes: "sco",
+    expiresOn: new Date(Date.now() + 3600e3),
+  });
+  const client = new TableServiceClient(endpoint, new AzureSASCredential(sas), options);
+  const named = await collect(client.listTables({ queryOptions: { filter: odata`TableName eq ${tableName}` } }));
+  assert.equal(named.length, 1);
+});
+
+await check("delete table; its entities are gone with it", async () => {
+  await service.deleteTable(tableName);
+  await rejects(() => table.getEntity("p1", "r1"), 404);
+});
+
+console.log(failures === 0 ? "all checks passed" : `${failures} check(s) failed`);
+process.exit(failures === 0 ? 0 : 1);
