@@ -3,12 +3,14 @@
 //! The table layer has no ACL slot in its catalog yet, so the server keeps each table's
 //! policies in one entity of its own reserved table [`ACL_TABLE`] (PartitionKey = the table
 //! name lower-cased, RowKey = [`ACL_ROW_KEY`], property `SignedIdentifiers` = the policies'
-//! canonical XML). That table is hidden from Query Tables and refused to REST clients.
+//! canonical XML). That table is hidden from Query Tables and refused to REST clients; it also
+//! holds the account's service properties (see `service_properties.rs`).
 
 use super::error::{Result, ServerError};
 use super::limits::{ACL_ID_MAX_CHARS, ACL_MAX_POLICIES};
+use super::xml::{element, escape, unescape, without_declaration};
 use crate::model::{DateTime, Entity, PartitionKey, PropertyName, RowKey, Value};
-use crate::table::{Account, TableError};
+use crate::table::{Account, Table, TableError};
 
 /// The reserved table holding every table's stored access policies.
 pub const ACL_TABLE: &str = "StrataAccessPolicies";
@@ -49,14 +51,7 @@ pub fn parse_xml(body: &str) -> Result<Vec<AccessPolicy>> {
     if body.is_empty() {
         return Ok(Vec::new());
     }
-    let body = match body.strip_prefix("<?xml") {
-        Some(rest) => rest
-            .split_once("?>")
-            .ok_or_else(|| invalid("unterminated XML declaration"))?
-            .1
-            .trim(),
-        None => body,
-    };
+    let body = without_declaration(body)?;
     if body == "<SignedIdentifiers/>" || body == "<SignedIdentifiers />" {
         return Ok(Vec::new());
     }
@@ -103,38 +98,6 @@ pub fn parse_xml(body: &str) -> Result<Vec<AccessPolicy>> {
     Ok(policies)
 }
 
-/// The text between `<name>` and `</name>` in `xml`, if the element is there.
-fn element<'x>(xml: &'x str, name: &str) -> Result<Option<&'x str>> {
-    let open = format!("<{name}>");
-    let close = format!("</{name}>");
-    let Some(start) = xml.find(&open) else {
-        return Ok(None);
-    };
-    let after = xml.get(start + open.len()..).unwrap_or("");
-    let end = after
-        .find(&close)
-        .ok_or_else(|| ServerError::InvalidXmlDocument {
-            reason: format!("element {name} is not closed"),
-        })?;
-    Ok(after.get(..end))
-}
-
-/// Resolves the five predefined XML entities.
-fn unescape(text: &str) -> String {
-    text.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
-}
-
-/// Escapes text for an XML element.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// The canonical XML of `policies`, as Get Table ACL returns it.
 #[must_use]
 pub fn to_xml(policies: &[AccessPolicy]) -> String {
@@ -163,10 +126,9 @@ pub fn to_xml(policies: &[AccessPolicy]) -> String {
 /// # Errors
 /// Table-layer failures; [`ServerError::Internal`] if the stored XML no longer parses.
 pub fn load(account: &Account, table: &str) -> Result<Vec<AccessPolicy>> {
-    if !account.table_exists(ACL_TABLE) {
+    let Some(acl) = reserved_table(account, false)? else {
         return Ok(Vec::new());
-    }
-    let acl = account.table(ACL_TABLE)?;
+    };
     match acl.get(&table.to_ascii_lowercase(), ACL_ROW_KEY, None) {
         Ok(stored) => match stored.entity.get(ACL_PROPERTY) {
             Some(Value::String(xml)) => parse_xml(xml).map_err(|error| ServerError::Internal {
@@ -179,18 +141,32 @@ pub fn load(account: &Account, table: &str) -> Result<Vec<AccessPolicy>> {
     }
 }
 
-/// Replaces the policies of `table`.
+/// The server's reserved table ([`ACL_TABLE`]), created first if `create`; `None` if it does
+/// not exist and `create` is false.
 ///
 /// # Errors
 /// Table-layer failures.
-pub fn store(account: &Account, table: &str, policies: &[AccessPolicy]) -> Result<()> {
+pub(super) fn reserved_table(account: &Account, create: bool) -> Result<Option<Table>> {
     if !account.table_exists(ACL_TABLE) {
+        if !create {
+            return Ok(None);
+        }
         match account.create_table(ACL_TABLE) {
             Ok(_) | Err(TableError::TableAlreadyExists { .. }) => {}
             Err(error) => return Err(error.into()),
         }
     }
-    let acl = account.table(ACL_TABLE)?;
+    Ok(Some(account.table(ACL_TABLE)?))
+}
+
+/// Replaces the policies of `table`.
+///
+/// # Errors
+/// Table-layer failures.
+pub fn store(account: &Account, table: &str, policies: &[AccessPolicy]) -> Result<()> {
+    let acl = reserved_table(account, true)?.ok_or_else(|| ServerError::Internal {
+        reason: "the reserved table was not created".to_owned(),
+    })?;
     let mut entity = Entity::new(
         PartitionKey::new(table.to_ascii_lowercase())?,
         RowKey::new(ACL_ROW_KEY)?,
@@ -208,10 +184,9 @@ pub fn store(account: &Account, table: &str, policies: &[AccessPolicy]) -> Resul
 /// # Errors
 /// Table-layer failures.
 pub fn forget(account: &Account, table: &str) -> Result<()> {
-    if !account.table_exists(ACL_TABLE) {
+    let Some(acl) = reserved_table(account, false)? else {
         return Ok(());
-    }
-    let acl = account.table(ACL_TABLE)?;
+    };
     match acl.delete(
         &table.to_ascii_lowercase(),
         ACL_ROW_KEY,

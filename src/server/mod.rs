@@ -27,6 +27,8 @@ pub mod limits;
 pub mod reply;
 pub mod route;
 mod service;
+mod service_properties;
+mod xml;
 
 /// Runs `future` to completion on a current-thread runtime with timers (unit tests of the
 /// server's deadlines and watchdogs).

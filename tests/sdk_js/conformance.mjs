@@ -353,6 +353,24 @@ await check("an account SAS lists tables", async () => {
   assert.equal(named.length, 1);
 });
 
+await check("service properties: a set keeps the sections it leaves out; six CORS rules are 400", async () => {
+  await service.setProperties({
+    hourMetrics: { version: "1.0", enabled: true, includeAPIs: false, retentionPolicy: { enabled: true, days: 5 } },
+    cors: [{ allowedOrigins: "https://a.example", allowedMethods: "GET,PUT", maxAgeInSeconds: 60, exposedHeaders: "", allowedHeaders: "x-ms-*" }],
+  });
+  await service.setProperties({
+    logging: { version: "1.0", read: true, write: false, delete: true, retentionPolicy: { enabled: false } },
+  });
+  const got = await service.getProperties();
+  assert.equal(got.logging.read, true);
+  assert.equal(got.hourMetrics.retentionPolicy.days, 5);
+  assert.deepEqual(got.cors.map((rule) => rule.allowedMethods), ["GET,PUT"]);
+  const rule = { allowedOrigins: "*", allowedMethods: "GET", maxAgeInSeconds: 1, exposedHeaders: "", allowedHeaders: "" };
+  await rejects(() => service.setProperties({ cors: Array(6).fill(rule) }), 400, "InvalidXmlDocument");
+  await service.setProperties({ cors: [] });
+  assert.deepEqual((await service.getProperties()).cors, []);
+});
+
 await check("delete table; its entities are gone with it", async () => {
   await service.deleteTable(tableName);
   await rejects(() => table.getEntity("p1", "r1"), 404);

@@ -4,6 +4,7 @@
 mod acl;
 mod entities;
 mod query;
+mod service;
 mod tables;
 
 use hyper::HeaderMap;
@@ -159,6 +160,11 @@ pub fn resume_query(ctx: &Context<'_>, paused: PausedQuery) -> Result<Reply> {
     }
 }
 
+/// Whether the request names the service properties (`?restype=service&comp=properties`).
+fn is_service_properties(ctx: &Context<'_>) -> bool {
+    ctx.target.param("restype") == Some("service") && ctx.target.param("comp") == Some("properties")
+}
+
 /// Runs the operation a request names.
 ///
 /// # Errors
@@ -202,6 +208,10 @@ pub fn dispatch(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
             }
         }
         (Resource::Batch, "POST") => super::batch::execute(ctx, body),
+        (Resource::Service, "GET") if is_service_properties(ctx) => service::get_properties(ctx),
+        (Resource::Service, "PUT") if is_service_properties(ctx) => {
+            service::set_properties(ctx, body)
+        }
         (Resource::Service, _) => Err(ServerError::InvalidUri {
             path: format!("/{}", ctx.target.account),
         }),
