@@ -88,3 +88,16 @@ def test_service_properties_invalid_settings_are_400(service, restore_properties
     after = service.get_service_properties()
     assert len(after["cors"]) == len(before["cors"])
     assert after["analytics_logging"].retention_policy.days == before["analytics_logging"].retention_policy.days
+
+
+def test_secondary_location_reads_the_same_data_and_refuses_writes(endpoint, credential, table, target):
+    if target == "azurite":
+        pytest.skip("Azurite has no secondary location")
+    from azure.data.tables import TableClient
+
+    table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "N": 1})
+    secondary = TableClient(endpoint=endpoint + "-secondary", table_name=table.table_name, credential=credential)
+    assert secondary.get_entity("p", "r")["N"] == 1
+    with pytest.raises(HttpResponseError) as err:
+        secondary.upsert_entity({"PartitionKey": "p", "RowKey": "s"})
+    assert err.value.status_code == 403

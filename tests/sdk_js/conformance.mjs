@@ -371,6 +371,15 @@ await check("service properties: a set keeps the sections it leaves out; six COR
   assert.deepEqual((await service.getProperties()).cors, []);
 });
 
+await check("service stats: the secondary is this file, replication live; the secondary refuses writes", async () => {
+  const stats = await service.getStatistics();
+  assert.equal(stats.geoReplication.status, "live");
+  assert.ok(Math.abs(new Date(stats.geoReplication.lastSyncTime) - Date.now()) < 600e3);
+  const secondary = new TableClient(`${endpoint}-secondary`, tableName, credential, options);
+  assert.equal((await secondary.getEntity("p1", "r1")).int32, 42);
+  await rejects(() => secondary.upsertEntity({ partitionKey: "p1", rowKey: "secondary" }), 403);
+});
+
 await check("delete table; its entities are gone with it", async () => {
   await service.deleteTable(tableName);
   await rejects(() => table.getEntity("p1", "r1"), 404);

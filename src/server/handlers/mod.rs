@@ -165,6 +165,11 @@ fn is_service_properties(ctx: &Context<'_>) -> bool {
     ctx.target.param("restype") == Some("service") && ctx.target.param("comp") == Some("properties")
 }
 
+/// Whether the request names the service stats (`?restype=service&comp=stats`).
+fn is_service_stats(ctx: &Context<'_>) -> bool {
+    ctx.target.param("restype") == Some("service") && ctx.target.param("comp") == Some("stats")
+}
+
 /// Runs the operation a request names.
 ///
 /// # Errors
@@ -209,6 +214,7 @@ pub fn dispatch(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
         }
         (Resource::Batch, "POST") => super::batch::execute(ctx, body),
         (Resource::Service, "GET") if is_service_properties(ctx) => service::get_properties(ctx),
+        (Resource::Service, "GET") if is_service_stats(ctx) => service::get_stats(ctx),
         (Resource::Service, "PUT") if is_service_properties(ctx) => {
             service::set_properties(ctx, body)
         }

@@ -1,4 +1,5 @@
-//! Get and Set Table Service Properties: `GET|PUT /{account}/?restype=service&comp=properties`.
+//! Get and Set Table Service Properties (`GET|PUT /{account}/?restype=service&comp=properties`)
+//! and Get Table Service Stats (`GET /{account}-secondary/?restype=service&comp=stats`).
 
 use super::Context;
 use crate::server::auth::Access;
@@ -31,4 +32,17 @@ pub fn set_properties(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
     let next = service_properties::apply_xml(&service_properties::load(account)?, text)?;
     service_properties::store(account, &next)?;
     Ok(Reply::status(202))
+}
+
+/// Get Table Service Stats: the secondary location is this same file, so replication is live
+/// and every write acknowledged so far is on it.
+pub fn get_stats(ctx: &Context<'_>) -> Result<Reply> {
+    ctx.principal.authorize(Access::KeyOnly, None, None)?;
+    let now = httpdate::fmt_http_date(std::time::SystemTime::now());
+    let xml = format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication>\
+         <Status>live</Status><LastSyncTime>{now}</LastSyncTime></GeoReplication>\
+         </StorageServiceStats>"
+    );
+    Ok(Reply::status(200).body(XML_CONTENT_TYPE, xml))
 }

@@ -16,7 +16,7 @@ use http_body_util::Full;
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{ACCEPT, HOST};
 use hyper::http::request::Parts;
-use hyper::{Request, Response};
+use hyper::{Method, Request, Response};
 
 use super::acl;
 use super::auth::{self, Credentials};
@@ -37,6 +37,8 @@ pub use state::State;
 
 /// Host used in OData links when a request has no `Host` header.
 const DEFAULT_HOST: &str = "127.0.0.1";
+/// What the SDKs append to the account name for its secondary location.
+const SECONDARY_SUFFIX: &str = "-secondary";
 
 /// Serves one request; never fails (errors become the service's error responses).
 pub async fn handle(
@@ -143,9 +145,22 @@ async fn prepare(
     let target = route::parse(path, parts.uri.query())?;
     let method = parts.method.as_str();
     if target.account != state.name {
-        return Err(ServerError::AuthenticationFailed {
-            reason: format!("the request names account {:?}", target.account),
-        });
+        // `{account}-secondary` is the read-only secondary location the SDKs ask for service
+        // stats (and any read, with `location_mode="secondary"`); here it is the same file.
+        let secondary = target
+            .account
+            .strip_suffix(SECONDARY_SUFFIX)
+            .is_some_and(|name| name == state.name);
+        if !secondary {
+            return Err(ServerError::AuthenticationFailed {
+                reason: format!("the request names account {:?}", target.account),
+            });
+        }
+        if !matches!(parts.method, Method::GET | Method::HEAD) {
+            return Err(ServerError::AuthorizationPermissionMismatch {
+                reason: format!("the secondary location {:?} is read-only", target.account),
+            });
+        }
     }
     let principal = auth::authenticate(
         Credentials {
