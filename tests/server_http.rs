@@ -212,6 +212,23 @@ fn server_unsigned_request_is_403_authentication_failed_with_error_body() {
 }
 
 #[test]
+fn server_client_request_id_is_echoed_on_success_and_error() {
+    let f = Fixture::new();
+    let id = [("x-ms-client-request-id", "my-trace-42")];
+    let listed = f.send("GET", "/Tables", &id, None, true);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert_eq!(listed.header("x-ms-client-request-id"), Some("my-trace-42"));
+    let refused = f.send("GET", "/Tables", &id, None, false);
+    assert_eq!(refused.status, 403);
+    assert_eq!(
+        refused.header("x-ms-client-request-id"),
+        Some("my-trace-42")
+    );
+    let none = f.send("GET", "/Tables", &[], None, true);
+    assert_eq!(none.header("x-ms-client-request-id"), None);
+}
+
+#[test]
 fn server_table_errors_map_to_service_statuses_and_codes() {
     let f = Fixture::new();
     assert_eq!(f.create_table("Orders").status, 201);

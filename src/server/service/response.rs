@@ -16,8 +16,8 @@ use super::super::limits::SERVICE_VERSION;
 use super::super::reply::{self, Reply};
 use super::state::RequestId;
 
-/// Headers [`into_response`] adds to every response.
-const FIXED_HEADERS: usize = 5;
+/// Headers [`into_response`] adds to every response (with `x-ms-client-request-id`).
+const FIXED_HEADERS: usize = 6;
 
 /// Room of a response's header map. hyper keeps the map of the response it sent and parses
 /// the connection's next request into it, so the map is sized for a request too: the SDKs send
@@ -28,6 +28,9 @@ const RESPONSE_HEADER_ROOM: usize = 24;
 /// The names and values every response carries, built at compile time: `from_static` outside
 /// a constant validates (and, for a name, looks up the standard names) on every call.
 const X_MS_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
+const X_MS_CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-client-request-id");
+/// Longest `x-ms-client-request-id` the service records (1 KiB); a longer one is not echoed.
+const CLIENT_REQUEST_ID_MAX_BYTES: usize = 1024;
 const X_MS_VERSION: HeaderName = HeaderName::from_static("x-ms-version");
 const DATASERVICEVERSION: HeaderName = HeaderName::from_static("dataserviceversion");
 const VERSION_VALUE: HeaderValue = HeaderValue::from_static(SERVICE_VERSION);
@@ -122,8 +125,15 @@ pub(super) fn into_response(
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let room = FIXED_HEADERS + reply.headers.len();
+    // Echoed as the service does, so a client can match its logs with the response (the SDKs
+    // send one on every request; the value shares the request buffer, no copy).
+    let mut client_request_id = None;
     *response.headers_mut() = match map {
         Some(mut map) => {
+            client_request_id = map
+                .get(X_MS_CLIENT_REQUEST_ID)
+                .filter(|value| value.len() <= CLIENT_REQUEST_ID_MAX_BYTES)
+                .cloned();
             map.clear();
             map.reserve(room);
             map
@@ -136,6 +146,9 @@ pub(super) fn into_response(
     // The fixed headers are built without parsing or copying: they are sent on every response.
     if let Ok(value) = HeaderValue::from_bytes(&request_id.0) {
         headers.append(X_MS_REQUEST_ID, value);
+    }
+    if let Some(value) = client_request_id {
+        headers.append(X_MS_CLIENT_REQUEST_ID, value);
     }
     headers.append(X_MS_VERSION, VERSION_VALUE);
     // `Date` is added by hyper from its once-a-second cache.
