@@ -85,6 +85,26 @@ fn datetime_parse_accepts_fraction_of_1_to_7_digits_and_utc_offset() {
 }
 
 #[test]
+fn datetime_property_wire_text_is_the_services() {
+    for (stored, written) in [
+        ("2020-09-17T00:00:00.000Z", "2020-09-17T00:00:00Z"),
+        ("2020-09-17T00:00:00.99999Z", "2020-09-17T00:00:00.99999Z"),
+        ("2020-09-17T00:00:00.111Z", "2020-09-17T00:00:00.111Z"),
+        (
+            "2020-09-17T00:00:00.1234567Z",
+            "2020-09-17T00:00:00.1234567Z",
+        ),
+        ("1601-01-01T00:00:00Z", "1601-01-01T00:00:00Z"),
+    ] {
+        assert_eq!(
+            DateTime::parse(stored).unwrap().to_wire_text(),
+            written,
+            "{stored}"
+        );
+    }
+}
+
+#[test]
 fn datetime_parse_rejects_malformed_text() {
     for (bad, reason) in [
         ("", "expected a 4-digit year"),
@@ -156,6 +176,23 @@ proptest! {
         prop_assert_eq!(DateTime::parse(&text).unwrap(), t);
         let offset_form = text.replace('Z', "+00:00");
         prop_assert_eq!(DateTime::parse(&offset_form).unwrap(), t);
+    }
+
+    #[test]
+    fn datetime_property_wire_text_cuts_trailing_zeros_and_round_trips(
+        seconds in (MIN_TICKS / 10_000_000)..=(MAX_TICKS / 10_000_000),
+        fraction in prop_oneof![Just(0_i64), Just(1_100_000), Just(1_230_000), 0_i64..10_000_000],
+    ) {
+        let t = DateTime::from_ticks(seconds * 10_000_000 + fraction).unwrap();
+        let text = t.to_wire_text();
+        prop_assert_eq!(DateTime::parse(&text).unwrap(), t);
+        prop_assert!(text.ends_with('Z'));
+        let full = t.to_string();
+        prop_assert!(full.starts_with(text.trim_end_matches('Z')), "{} vs {}", text, full);
+        match text.split_once('.') {
+            None => prop_assert_eq!(fraction, 0),
+            Some((_, digits)) => prop_assert!(!digits.trim_end_matches('Z').ends_with('0')),
+        }
     }
 
     #[test]

@@ -280,8 +280,15 @@ fn guid_and_datetime_wire_forms_delegate_to_their_parsers() {
         Value::from_wire(EdmType::Guid, g).unwrap().to_wire(),
         g.to_owned()
     );
-    let t = "2024-01-01T00:00:00.0000000Z";
+    let t = "2024-01-01T00:00:00.1234567Z";
     assert_eq!(Value::from_wire(EdmType::DateTime, t).unwrap().to_wire(), t);
+    let whole = "2024-01-01T00:00:00.0000000Z";
+    assert_eq!(
+        Value::from_wire(EdmType::DateTime, whole)
+            .unwrap()
+            .to_wire(),
+        "2024-01-01T00:00:00Z"
+    );
     assert!(matches!(
         Value::from_wire(EdmType::DateTime, "1600-01-01T00:00:00Z"),
         Err(ModelError::DateTimeOutOfRange { .. })

@@ -204,13 +204,43 @@ impl DateTime {
         put_digits(&mut text, 17, 2, seconds % 60);
         put_digits(
             &mut text,
-            20,
+            FRACTION_AT,
             DATETIME_FRACTION_DIGITS,
             in_day % TICKS_PER_SECOND,
         );
         text
     }
 }
+
+impl DateTime {
+    /// The text the service writes for a DateTime property value: the ISO 8601 form with the
+    /// fraction's trailing zeros cut, and no fraction at all on a whole second (the service
+    /// returns a stored `.000Z` as `2020-09-17T00:00:00Z` and `.1110000` as `.111Z`; only the
+    /// Timestamp and the ETag always carry seven digits).
+    #[must_use]
+    pub fn to_wire_text(self) -> String {
+        let text = self.iso8601_bytes();
+        let (head, rest) = text.split_at(FRACTION_AT - 1);
+        let fraction = rest.get(1..=DATETIME_FRACTION_DIGITS).unwrap_or_default();
+        let kept = fraction
+            .iter()
+            .rposition(|digit| *digit != b'0')
+            .map_or(0, |last| last + 1);
+        let mut out = String::with_capacity(ISO8601_LEN);
+        out.push_str(std::str::from_utf8(head).unwrap_or_default());
+        if kept > 0 {
+            out.push('.');
+            out.push_str(
+                std::str::from_utf8(fraction.get(..kept).unwrap_or_default()).unwrap_or_default(),
+            );
+        }
+        out.push('Z');
+        out
+    }
+}
+
+/// Offset of the first fraction digit in the ISO 8601 text (after `YYYY-MM-DDThh:mm:ss.`).
+const FRACTION_AT: usize = 20;
 
 impl fmt::Display for DateTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -94,7 +94,7 @@ impl Value {
         match self {
             Self::Binary(b) => BASE64.encode(b),
             Self::Boolean(b) => b.to_string(),
-            Self::DateTime(d) => d.to_iso8601(),
+            Self::DateTime(d) => d.to_wire_text(),
             Self::Double(d) => format_double(*d),
             Self::Guid(g) => g.to_string(),
             Self::Int32(i) => i.to_string(),
