@@ -68,10 +68,19 @@ fn table_name_reserved_tables_is_rejected() {
 fn invalid_table_names_are_rejected() {
     let fx = Fixture::new();
     let long = format!("a{}", "b".repeat(63));
-    for name in ["", "ab", "1abc", "ab-c", "abc_d", long.as_str(), "ünï"] {
+    // A bad character is InvalidResourceName; a bad length OutOfRangeInput, as the service.
+    for (name, code) in [
+        ("", "InvalidResourceName"),
+        ("ab", "OutOfRangeInput"),
+        ("1abc", "InvalidResourceName"),
+        ("ab-c", "InvalidResourceName"),
+        ("abc_d", "InvalidResourceName"),
+        (long.as_str(), "OutOfRangeInput"),
+        ("ünï", "InvalidResourceName"),
+    ] {
         let err = fx.account.create_table(name).unwrap_err();
         assert_eq!(err.http_status(), 400, "{name:?}");
-        assert_eq!(err.azure_code(), "InvalidResourceName", "{name:?}");
+        assert_eq!(err.azure_code(), code, "{name:?}");
         assert!(fx.account.table(name).is_err());
     }
 }

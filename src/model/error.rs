@@ -44,6 +44,14 @@ pub enum ModelError {
         /// Which part of the rule it breaks.
         reason: &'static str,
     },
+    /// The table name is shorter than 3 or longer than 63 characters.
+    #[error("table name {name:?} is {len} characters long, not 3 to 63")]
+    TableNameLength {
+        /// The offending name (cut short).
+        name: String,
+        /// Its length in characters.
+        len: usize,
+    },
     /// The table name is the reserved `tables` (in any case).
     #[error("table name {name:?} is reserved")]
     TableNameReserved {
@@ -155,6 +163,8 @@ impl ModelError {
         match self {
             // What the service (and Azurite) answer to a create with a bad table name.
             Self::TableNameInvalid { .. } | Self::TableNameReserved { .. } => "InvalidResourceName",
+            // The SDKs turn this code (with the service's sentence) into their own name-rule error.
+            Self::TableNameLength { .. } => "OutOfRangeInput",
             // The service has no dedicated code for these: a forbidden key character or an
             // instant outside the range is an input out of range.
             Self::KeyInvalidChar { .. } | Self::DateTimeOutOfRange { .. } => "OutOfRangeInput",

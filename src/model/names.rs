@@ -50,6 +50,7 @@ impl TableName {
     ///
     /// # Errors
     /// [`ModelError::TableNameInvalid`] for a name outside the pattern,
+    /// [`ModelError::TableNameLength`] for one shorter than 3 or longer than 63 characters,
     /// [`ModelError::TableNameReserved`] for `tables` in any case.
     pub fn new(name: impl AsRef<str>) -> Result<Self> {
         let name = name.as_ref();
@@ -71,11 +72,11 @@ impl TableName {
             ));
         }
         // Only ASCII remains, so the byte length is the character count.
-        if name.len() < TABLE_NAME_MIN_LEN {
-            return Err(invalid("is shorter than 3 characters"));
-        }
-        if name.len() > TABLE_NAME_MAX_LEN {
-            return Err(invalid("is longer than 63 characters"));
+        if !(TABLE_NAME_MIN_LEN..=TABLE_NAME_MAX_LEN).contains(&name.len()) {
+            return Err(ModelError::TableNameLength {
+                name: excerpt(name),
+                len: name.len(),
+            });
         }
         if name.eq_ignore_ascii_case(RESERVED_TABLE_NAME) {
             return Err(ModelError::TableNameReserved {

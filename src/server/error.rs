@@ -61,6 +61,12 @@ pub enum ServerError {
         /// What was wrong.
         reason: String,
     },
+    /// An inserted entity lacks a key property.
+    #[error("the entity has no {key}")]
+    PropertiesNeedValue {
+        /// `PartitionKey` or `RowKey`.
+        key: &'static str,
+    },
     /// A header the operation requires is absent (`If-Match` on delete).
     #[error("the required HTTP header {header} is missing")]
     MissingRequiredHeader {
@@ -128,6 +134,7 @@ impl ServerError {
             Self::InvalidHeaderValue { .. } => "InvalidHeaderValue",
             Self::InvalidXmlDocument { .. } => "InvalidXmlDocument",
             Self::MissingRequiredHeader { .. } => "MissingRequiredHeader",
+            Self::PropertiesNeedValue { .. } => "PropertiesNeedValue",
             Self::RequestBodyTooLarge { .. } => "RequestBodyTooLarge",
             Self::Internal { .. } | Self::CorruptRow { .. } => "InternalError",
         }
@@ -148,7 +155,29 @@ impl ServerError {
             | Self::InvalidHeaderValue { .. }
             | Self::InvalidXmlDocument { .. }
             | Self::MissingRequiredHeader { .. }
+            | Self::PropertiesNeedValue { .. }
             | Self::BodyReadFailed { .. } => 400,
+        }
+    }
+
+    /// The sentence the service words this error's code with: messages start with it, and
+    /// the SDKs match some of them (the Python SDK turns a table-name or missing-key error
+    /// into its own `ValueError`, and adds hints to authentication and missing-table errors).
+    #[must_use]
+    pub fn service_sentence(&self) -> &'static str {
+        if let Self::Table(TableError::Model(ModelError::TableNameLength { .. })) = self {
+            return "The specified resource name length is not within the permissible limits.";
+        }
+        service_sentence(self.code())
+    }
+
+    /// What strata knows about this error beyond the service's sentence.
+    #[must_use]
+    pub fn detail(&self) -> String {
+        match self {
+            Self::AuthenticationFailed { reason }
+            | Self::AuthorizationPermissionMismatch { reason } => reason.clone(),
+            other => other.to_string(),
         }
     }
 
@@ -165,5 +194,66 @@ impl ServerError {
 impl From<ModelError> for ServerError {
     fn from(error: ModelError) -> Self {
         Self::Table(TableError::from(error))
+    }
+}
+
+/// The service's sentence for error `code` (its documented wording; `InvalidResourceName`
+/// keeps the service's own misspelling, which the Python SDK matches).
+fn service_sentence(code: &str) -> &'static str {
+    match code {
+        "AuthenticationFailed" => {
+            "Server failed to authenticate the request. Make sure the value of the Authorization \
+             header is formed correctly including the signature."
+        }
+        "AuthorizationPermissionMismatch" => {
+            "This request is not authorized to perform this operation using this permission."
+        }
+        "InvalidUri" => "The requested URI does not represent any resource on the server.",
+        "UnsupportedHttpVerb" => "The resource doesn't support specified Http Verb.",
+        "InvalidInput" => "One of the request inputs is not valid.",
+        "InvalidHeaderValue" => {
+            "The value for one of the HTTP headers is not in the correct format."
+        }
+        "InvalidXmlDocument" => "XML specified is not syntactically valid.",
+        "MissingRequiredHeader" => {
+            "An HTTP header that's mandatory for this request is not specified."
+        }
+        "RequestBodyTooLarge" => {
+            "The request body is too large and exceeds the maximum permissible limit."
+        }
+        "InternalError" => "The server encountered an internal error. Please retry the request.",
+        "TableAlreadyExists" => "The table specified already exists.",
+        "TableNotFound" => "The table specified does not exist.",
+        "EntityAlreadyExists" => "The specified entity already exists.",
+        "ResourceNotFound" => "The specified resource does not exist.",
+        "UpdateConditionNotSatisfied" => {
+            "The update condition specified in the request was not satisfied."
+        }
+        "PropertiesNeedValue" => "The values are not specified for all properties in the entity.",
+        "PropertyValueTooLarge" => {
+            "The property value exceeds the maximum allowed size (64KB). If the property value is \
+             a string, it is UTF-16 encoded and the maximum number of characters should be 32K or \
+             less."
+        }
+        "EntityTooLarge" => "The entity is larger than the maximum allowed size (1MB).",
+        "TooManyProperties" => {
+            "The entity contains more properties than allowed. Each entity can include up to 252 \
+             properties to store data. Each entity also has 3 system properties."
+        }
+        "InvalidResourceName" => "The specifed resource name contains invalid characters.",
+        "OutOfRangeInput" => "One of the request inputs is out of range.",
+        "KeyValueTooLarge" => "The key value is larger than the maximum allowed size (1KB).",
+        "PropertyNameInvalid" => "The property name is invalid.",
+        "PropertyNameTooLong" => "The property name exceeds the maximum allowed length (255).",
+        "DuplicatePropertiesSpecified" => "A property is specified more than one time.",
+        "InvalidValueType" => "The value specified is invalid.",
+        "InvalidDuplicateRow" => {
+            "The batch request contains multiple changes with same row key. An entity can appear \
+             only once in a batch request."
+        }
+        "CommandsInBatchActOnDifferentPartitions" => {
+            "All commands in a batch must operate on same entity group."
+        }
+        _ => "The request failed.",
     }
 }

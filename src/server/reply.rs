@@ -104,23 +104,47 @@ impl Reply {
     }
 }
 
-/// The message of `error` as the service words it: a failing batch operation's message
-/// starts with its 0-based index and a colon, which the SDKs parse.
+/// The message of `error` as the service words it: its sentence for the error's code, then
+/// what strata knows in parentheses. A failing batch operation's message starts with its
+/// 0-based index and a colon, which the SDKs parse.
 #[must_use]
 pub fn error_message(error: &ServerError) -> String {
-    let text = error.to_string();
-    match error.batch_index() {
-        Some(index) if !text.starts_with(&format!("{index}:")) => format!("{index}:{text}"),
-        _ => text,
-    }
+    message_with_index(error, error.batch_index())
+}
+
+fn message_with_index(error: &ServerError, index: Option<usize>) -> String {
+    let detail = error.detail();
+    let detail = match index {
+        Some(index) => detail
+            .strip_prefix(&format!("{index}:"))
+            .map_or(detail.clone(), str::to_owned),
+        None => detail,
+    };
+    let prefix = index.map(|index| format!("{index}:")).unwrap_or_default();
+    format!("{prefix}{} ({detail})", error.service_sentence())
+}
+
+/// The error body of a failed batch: as [`error_body`], the message always indexed (an error
+/// of no one operation, such as a missing table, is the first operation's, as the service
+/// answers `0:The table specified does not exist.`).
+#[must_use]
+pub fn batch_error_body(error: &ServerError, request_id: &str) -> String {
+    body_with_message(
+        error,
+        &message_with_index(error, Some(error.batch_index().unwrap_or(0))),
+        request_id,
+    )
 }
 
 /// `{"odata.error":{"code":..,"message":{"lang":"en-US","value":"..\nRequestId:..\nTime:.."}}}`.
 #[must_use]
 pub fn error_body(error: &ServerError, request_id: &str) -> String {
+    body_with_message(error, &error_message(error), request_id)
+}
+
+fn body_with_message(error: &ServerError, message: &str, request_id: &str) -> String {
     let value = format!(
-        "{}\nRequestId:{request_id}\nTime:{}",
-        error_message(error),
+        "{message}\nRequestId:{request_id}\nTime:{}",
         DateTime::now().to_iso8601()
     );
     let mut out = String::from("{\"odata.error\":{\"code\":");

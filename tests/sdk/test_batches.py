@@ -143,3 +143,6 @@ def test_batch_on_missing_table_fails(service):
     with pytest.raises(TableTransactionError) as err:
         client.submit_transaction([("create", ent("a"))])
     assert code_of(err.value) == "TableNotFound"
+    # As the service: an error of no one operation is the first one's, its message indexed.
+    assert err.value.index == 0
+    assert err.value.message.startswith("0:The table specified does not exist."), err.value.message

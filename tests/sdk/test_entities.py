@@ -171,3 +171,13 @@ def test_entity_null_property_is_not_stored(table):
     table.create_entity(entity(A=None, B="b"))
     got = table.get_entity("p1", "r1")
     assert "A" not in got and got["B"] == "b"
+
+
+@pytest.mark.parametrize("missing", ["PartitionKey", "RowKey"])
+def test_entity_without_a_key_is_the_sdks_value_error(table, missing, azurite_gap):
+    # The service answers PropertiesNeedValue with its sentence; the SDK turns it into ValueError.
+    azurite_gap("answers a missing key with another code")
+    entity = {"PartitionKey": "p", "RowKey": "r", "N": 1}
+    del entity[missing]
+    with pytest.raises(ValueError, match=missing):
+        table.create_entity(entity)

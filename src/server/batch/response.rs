@@ -11,7 +11,7 @@ use crate::model::DateTime;
 use crate::server::error::ServerError;
 use crate::server::handlers::{Context, prefer_content};
 use crate::server::json::{EntityWriter, Links, write_etag_text, write_key_predicate};
-use crate::server::reply::{self, Reply, error_body};
+use crate::server::reply::{self, Reply, batch_error_body};
 use crate::table::{RowRef, StoredEntity, Written};
 
 /// The single response part of a failed batch.
@@ -25,7 +25,7 @@ pub(super) fn error_part(ctx: &Context<'_>, error: &ServerError) -> Part {
                 .to_owned(),
         )],
         content_id: None,
-        body: error_body(error, ctx.request_id),
+        body: batch_error_body(error, ctx.request_id),
     }
 }
 

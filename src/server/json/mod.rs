@@ -176,8 +176,10 @@ fn entity_keys<'a>(
     match (url_keys, body_pk, body_rk) {
         (Some((pk, rk)), _, _) => Ok((pk, rk)),
         (None, Some(pk), Some(rk)) => Ok((pk, rk)),
-        (None, None, _) => Err(ServerError::invalid("the entity has no PartitionKey")),
-        (None, _, None) => Err(ServerError::invalid("the entity has no RowKey")),
+        (None, None, _) => Err(ServerError::PropertiesNeedValue {
+            key: "PartitionKey",
+        }),
+        (None, _, None) => Err(ServerError::PropertiesNeedValue { key: "RowKey" }),
     }
 }
 
