@@ -87,8 +87,15 @@ pub fn parse_xml(body: &str) -> Result<Vec<AccessPolicy>> {
             expiry: field("Expiry")?,
             permission: field("Permission")?,
         };
-        for time in [&policy.start, &policy.expiry].into_iter().flatten() {
-            DateTime::parse(time).map_err(|_| invalid("a policy time is not ISO 8601"))?;
+        let mut policy = policy;
+        // Kept in the service's form (seven fractional digits), as Get Table ACL returns it.
+        for time in [&mut policy.start, &mut policy.expiry]
+            .into_iter()
+            .flatten()
+        {
+            *time = DateTime::parse(time)
+                .map_err(|_| invalid("a policy time is not ISO 8601"))?
+                .to_string();
         }
         policies.push(policy);
         if policies.len() > ACL_MAX_POLICIES {
@@ -105,17 +112,24 @@ pub fn to_xml(policies: &[AccessPolicy]) -> String {
     for policy in policies {
         xml.push_str("<SignedIdentifier><Id>");
         xml.push_str(&escape(&policy.id));
-        xml.push_str("</Id><AccessPolicy>");
-        for (name, value) in [
+        xml.push_str("</Id>");
+        let fields = [
             ("Start", &policy.start),
             ("Expiry", &policy.expiry),
             ("Permission", &policy.permission),
-        ] {
-            if let Some(value) = value {
-                xml.push_str(&format!("<{name}>{}</{name}>", escape(value)));
+        ];
+        // An identifier with no policy fields has no AccessPolicy element, as the service
+        // answers (the SDKs then report the identifier's policy as absent).
+        if fields.iter().any(|(_, value)| value.is_some()) {
+            xml.push_str("<AccessPolicy>");
+            for (name, value) in fields {
+                if let Some(value) = value {
+                    xml.push_str(&format!("<{name}>{}</{name}>", escape(value)));
+                }
             }
+            xml.push_str("</AccessPolicy>");
         }
-        xml.push_str("</AccessPolicy></SignedIdentifier>");
+        xml.push_str("</SignedIdentifier>");
     }
     xml.push_str("</SignedIdentifiers>");
     xml
@@ -206,11 +220,29 @@ mod tests {
     fn acl_xml_round_trips_through_parse_and_format() {
         let policies = vec![AccessPolicy {
             id: "read-only".into(),
-            start: Some("2024-01-01T00:00:00Z".into()),
-            expiry: Some("2030-01-01T00:00:00Z".into()),
+            start: Some("2024-01-01T00:00:00.0000000Z".into()),
+            expiry: Some("2030-01-01T00:00:00.0000000Z".into()),
             permission: Some("r".into()),
         }];
         assert_eq!(parse_xml(&to_xml(&policies)).unwrap(), policies);
+    }
+
+    #[test]
+    fn acl_identifier_without_fields_has_no_access_policy_and_times_take_seven_digits() {
+        let xml = "<SignedIdentifiers><SignedIdentifier><Id>empty</Id></SignedIdentifier>\
+                   <SignedIdentifier><Id>t</Id><AccessPolicy><Start>2024-01-01T00:00:00Z</Start>\
+                   </AccessPolicy></SignedIdentifier></SignedIdentifiers>";
+        let policies = parse_xml(xml).unwrap();
+        assert_eq!(
+            policies[1].start.as_deref(),
+            Some("2024-01-01T00:00:00.0000000Z")
+        );
+        let written = to_xml(&policies);
+        assert!(
+            written.contains("<Id>empty</Id></SignedIdentifier>"),
+            "{written}"
+        );
+        assert_eq!(parse_xml(&written).unwrap(), policies);
     }
 
     #[test]

@@ -170,3 +170,11 @@ def test_table_acl_on_missing_table_is_not_found(service):
     client = service.get_table_client(unique_table_name("noacl"))
     with pytest.raises(ResourceNotFoundError):
         client.get_table_access_policy()
+
+
+def test_table_acl_identifier_without_a_policy_reads_back_as_none(table, azurite_gap):
+    azurite_gap("answers an identifier without a policy with an empty policy")
+    table.set_table_access_policy({"empty": None})
+    acl = table.get_table_access_policy()
+    assert "empty" in acl
+    assert acl["empty"] is None
