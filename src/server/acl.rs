@@ -234,7 +234,7 @@ mod tests {
                    </AccessPolicy></SignedIdentifier></SignedIdentifiers>";
         let policies = parse_xml(xml).unwrap();
         assert_eq!(
-            policies[1].start.as_deref(),
+            policies.get(1).and_then(|policy| policy.start.as_deref()),
             Some("2024-01-01T00:00:00.0000000Z")
         );
         let written = to_xml(&policies);
