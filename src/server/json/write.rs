@@ -313,6 +313,7 @@ pub struct EntityWriter<'a> {
     /// The `"odata.metadata":"…",` member every row of this writer starts with (outside a
     /// feed), escaped once by the second row: a batch answers with 100 such objects.
     metadata_member: Option<String>,
+    /// Rows this writer has begun.
     rows_headed: usize,
 }
 
@@ -439,7 +440,11 @@ impl<'a> EntityWriter<'a> {
         timestamp: DateTime,
     ) {
         let (metadata, links) = (self.metadata, self.links);
-        self.stamp.set(timestamp);
+        self.rows_headed += 1;
+        // A writer outside a feed usually writes one row (a single-entity response): its
+        // Timestamp texts are kept for copying from its second row on.
+        self.stamp
+            .set(timestamp, self.in_feed || self.rows_headed > 1);
         out.push('{');
         match metadata {
             Metadata::None => out.push_str("\"PartitionKey\":"),
@@ -447,7 +452,6 @@ impl<'a> EntityWriter<'a> {
                 if !self.in_feed {
                     // A lone row (a single-entity response) writes the member directly; a
                     // writer's rows from the second on copy it, escaped once.
-                    self.rows_headed += 1;
                     if self.rows_headed == 1 {
                         write_metadata_member(out, links);
                     } else {
@@ -467,12 +471,12 @@ impl<'a> EntityWriter<'a> {
                     out.push_str(",\"odata.id\":");
                     write_str_parts(out, &[links.base, "/", &address]);
                     out.push_str(",\"odata.etag\":");
-                    out.push_str(self.stamp.etag_json());
+                    self.stamp.push_etag_json(out);
                     out.push_str(",\"odata.editLink\":");
                     write_str(out, &address);
                     out.push_str(PARTITION_KEY_NAME);
                 } else {
-                    out.push_str(self.stamp.etag_member());
+                    self.stamp.push_etag_member(out);
                 }
             }
         }
@@ -486,7 +490,7 @@ impl<'a> EntityWriter<'a> {
         if metadata == Metadata::Full {
             push_ascii(out, b",\"Timestamp@odata.type\":\"Edm.DateTime\"");
         }
-        out.push_str(self.stamp.timestamp_member());
+        self.stamp.push_timestamp_member(out);
     }
 }
 
