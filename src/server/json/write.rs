@@ -8,12 +8,11 @@ use std::fmt::Write as _;
 
 use self::int::write_int;
 use self::plain::{push_ascii, push_plain};
-use super::stamp::push_colons_escaped;
+use super::stamp::push_iso_colons_escaped;
 use super::stamp::{PARTITION_KEY_NAME, StampText};
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
-use crate::model::ISO8601_LEN;
 use crate::model::{DateTime, EdmType, Value};
 use crate::table::{RowRef, StoredEntity};
 
@@ -253,22 +252,8 @@ pub fn write_key_predicate(out: &mut String, partition_key: &str, row_key: &str)
 /// [`crate::table::ETag`] displays it: `W/"datetime'<timestamp, ':' as %3A>'"`.
 pub fn write_etag_text(out: &mut String, timestamp: DateTime) {
     out.push_str("W/\"datetime'");
-    push_colons_escaped(out, Timestamp::new(timestamp).as_str());
+    push_iso_colons_escaped(out, &timestamp.iso8601_bytes());
     out.push_str("'\"");
-}
-
-/// A Timestamp formatted on the stack.
-struct Timestamp([u8; ISO8601_LEN]);
-
-impl Timestamp {
-    fn new(instant: DateTime) -> Self {
-        Self(instant.iso8601_bytes())
-    }
-
-    fn as_str(&self) -> &str {
-        // ASCII by construction (`DateTime::iso8601_bytes`).
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
 }
 
 /// Appends `stored` as one JSON object at `metadata`. `in_feed` leaves out `odata.metadata`
