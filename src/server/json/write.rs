@@ -2,11 +2,13 @@
 //! row's property bytes ([`RowRef`]); both go through one writer, so their bytes are equal.
 
 mod int;
+mod metadata_member;
 mod plain;
 
 use std::fmt::Write as _;
 
 use self::int::write_int;
+use self::metadata_member::write_metadata_member;
 use self::plain::{push_ascii, push_plain};
 use super::stamp::push_iso_colons_escaped;
 use super::stamp::{PARTITION_KEY_NAME, StampText};
@@ -200,14 +202,6 @@ fn clean_prefix(bytes: &[u8]) -> usize {
         .iter()
         .position(|&byte| needs_escape(byte))
         .unwrap_or(bytes.len() - at)
-}
-
-/// Appends the `"odata.metadata":"<base>/$metadata#<table>/@Element",` member of an entity
-/// answered on its own (not in a feed).
-fn write_metadata_member(out: &mut String, links: &Links<'_>) {
-    out.push_str("\"odata.metadata\":");
-    write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
-    out.push(',');
 }
 
 /// Appends the concatenation of `parts` as one JSON string literal (escaping is per
