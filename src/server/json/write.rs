@@ -292,7 +292,7 @@ pub struct EntityWriter<'a> {
     /// The `"odata.metadata":"…",` member every row of this writer starts with (outside a
     /// feed), escaped once by the second row: a batch answers with 100 such objects.
     metadata_member: Option<String>,
-    /// Rows this writer has begun.
+    /// Rows this writer has begun, outside a feed.
     rows_headed: usize,
 }
 
@@ -419,11 +419,13 @@ impl<'a> EntityWriter<'a> {
         timestamp: DateTime,
     ) {
         let (metadata, links) = (self.metadata, self.links);
-        self.rows_headed += 1;
         // A writer outside a feed usually writes one row (a single-entity response): its
         // Timestamp texts are kept for copying from its second row on.
-        self.stamp
-            .set(timestamp, self.in_feed || self.rows_headed > 1);
+        let kept = self.in_feed || {
+            self.rows_headed += 1;
+            self.rows_headed > 1
+        };
+        self.stamp.set(timestamp, kept);
         out.push('{');
         match metadata {
             Metadata::None => out.push_str("\"PartitionKey\":"),
