@@ -86,11 +86,11 @@ pub fn authenticate<'q>(
                 .map_err(|_| ServerError::AuthenticationFailed {
                     reason: "the Authorization header is not ASCII".to_owned(),
                 })?;
-        check_date(request.headers)?;
         let signed = shared_key::Signed {
             method: request.method,
             path: request.path,
             comp: param("comp"),
+            date: check_date(request.headers)?,
         };
         shared_key::check(authorization, account, key, signed, request.headers)?;
         return Ok(Principal::Key);
@@ -133,8 +133,9 @@ fn parse_date_cached(text: &str) -> Option<SystemTime> {
     })
 }
 
-/// Checks that the signed date (`x-ms-date`, else `Date`) is within the clock-skew window.
-fn check_date(headers: &HeaderMap) -> Result<()> {
+/// Checks that the signed date (`x-ms-date`, else `Date`) is within the clock-skew window;
+/// returns its text, which the string-to-sign carries.
+fn check_date(headers: &HeaderMap) -> Result<&str> {
     let fail = |reason: &str| ServerError::AuthenticationFailed {
         reason: reason.to_owned(),
     };
@@ -144,6 +145,7 @@ fn check_date(headers: &HeaderMap) -> Result<()> {
         .ok_or_else(|| fail("the request has no x-ms-date or Date header"))?
         .to_str()
         .map_err(|_| fail("the request date is not ASCII"))?;
+    let text = date;
     let date =
         parse_date_cached(date).ok_or_else(|| fail("the request date is not an RFC 1123 date"))?;
     let now = SystemTime::now();
@@ -154,7 +156,7 @@ fn check_date(headers: &HeaderMap) -> Result<()> {
     if skew > CLOCK_SKEW {
         return Err(fail("the request date is outside the allowed clock skew"));
     }
-    Ok(())
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -302,7 +302,7 @@ mod tests {
             .map(|ticks| DateTime::from_ticks(ticks).expect("in range"));
         for timestamp in fixed.into_iter().chain([DateTime::now()]) {
             let mut stamp = StampText::new();
-            stamp.set(timestamp);
+            stamp.set(timestamp, true);
             let display = ETag::from_timestamp(timestamp).to_string();
             let mut expected = String::new();
             write_str(&mut expected, &display);

@@ -49,8 +49,11 @@ pub(super) struct StampText {
     /// The day (ticks / day) whose date `iso` holds.
     day: Option<i64>,
     iso: [u8; ISO8601_LEN],
-    /// The weak ETag as a JSON string literal: `"W/\"datetime'<iso, ':' as %3A>'\""`;
-    /// allocated by the first `set` (a writer made for one row and never used costs nothing).
+    /// `iso` with its colons as `%3A`, as both ETag texts carry it.
+    escaped: [u8; ESCAPED_LEN],
+    /// Whether the three texts below are those of `ticks`.
+    built: bool,
+    /// The weak ETag as a JSON string literal: `"W/\"datetime'<iso, ':' as %3A>'\""`.
     etag_json: String,
     /// What a row at minimal metadata writes between its object's opening and its
     /// PartitionKey's value: `"odata.etag":<etag_json>,"PartitionKey":`, one copy per row.
@@ -66,38 +69,42 @@ impl StampText {
             ticks: None,
             day: None,
             iso: [0; ISO8601_LEN],
+            escaped: [0; ESCAPED_LEN],
+            built: false,
             etag_json: String::new(),
             etag_member: String::new(),
             timestamp_member: String::new(),
         }
     }
 
-    /// Makes the texts those of `instant`.
+    /// Makes the texts those of `instant`. The JSON texts rows copy are built only if `kept`
+    /// (more rows are expected); otherwise they are written straight from the ISO text, so
+    /// that a one-row response (a point read) builds no text that no other row copies.
     #[inline]
-    pub(super) fn set(&mut self, instant: DateTime) {
+    pub(super) fn set(&mut self, instant: DateTime, kept: bool) {
         let ticks = instant.ticks();
-        if self.ticks == Some(ticks) {
-            return;
+        if self.ticks != Some(ticks) {
+            let day = ticks.div_euclid(TICKS_PER_DAY);
+            if self.day == Some(day) {
+                write_time_of_day(&mut self.iso, ticks.rem_euclid(TICKS_PER_DAY));
+            } else {
+                self.iso = instant.iso8601_bytes();
+                self.day = Some(day);
+            }
+            self.escaped = colons_escaped(&self.iso);
+            self.ticks = Some(ticks);
+            self.built = false;
         }
-        let day = ticks.div_euclid(TICKS_PER_DAY);
-        if self.day == Some(day) {
-            write_time_of_day(&mut self.iso, ticks.rem_euclid(TICKS_PER_DAY));
-        } else {
-            self.iso = instant.iso8601_bytes();
-            self.day = Some(day);
+        if kept && !self.built {
+            self.build();
         }
-        self.ticks = Some(ticks);
+    }
+
+    /// Builds the JSON texts of `iso`, which rows then copy.
+    fn build(&mut self) {
         self.etag_json.clear();
         self.etag_json.reserve_exact(ETAG_JSON_LEN);
-        self.etag_json.push_str(ETAG_JSON_OPEN);
-        // ASCII by construction.
-        push_colons_escaped(
-            &mut self.etag_json,
-            std::str::from_utf8(&self.iso).unwrap_or_default(),
-        );
-        self.etag_json.push_str(ETAG_JSON_CLOSE);
-        // ASCII by construction.
-        let text = std::str::from_utf8(&self.iso).unwrap_or_default();
+        push_etag_json(&mut self.etag_json, &self.escaped);
         // Both have one length for every Timestamp: reserved exactly, they are allocated once
         // (a pushed-to empty `String` grew by three reallocations per point read).
         self.etag_member.clear();
@@ -109,9 +116,8 @@ impl StampText {
         self.timestamp_member.clear();
         self.timestamp_member
             .reserve_exact(TIMESTAMP_NAME.len() + ISO8601_LEN + 1);
-        self.timestamp_member.push_str(TIMESTAMP_NAME);
-        self.timestamp_member.push_str(text);
-        self.timestamp_member.push('"');
+        push_timestamp_member(&mut self.timestamp_member, &self.iso);
+        self.built = true;
     }
 
     /// The ISO 8601 text, as `DateTime`'s `Display` writes it.
@@ -120,39 +126,109 @@ impl StampText {
         std::str::from_utf8(&self.iso).unwrap_or_default()
     }
 
-    /// `,"Timestamp":"<the ISO 8601 text>"`.
+    /// Appends `,"Timestamp":"<the ISO 8601 text>"`.
     #[inline]
-    pub(super) fn timestamp_member(&self) -> &str {
-        &self.timestamp_member
+    pub(super) fn push_timestamp_member(&self, out: &mut String) {
+        if self.built {
+            out.push_str(&self.timestamp_member);
+        } else {
+            push_timestamp_member(out, &self.iso);
+        }
     }
 
-    /// `"odata.etag":<the ETag's JSON string>,"PartitionKey":`, as a row at minimal
+    /// Appends `"odata.etag":<the ETag's JSON string>,"PartitionKey":`, as a row at minimal
     /// metadata writes them.
     #[inline]
-    pub(super) fn etag_member(&self) -> &str {
-        &self.etag_member
+    pub(super) fn push_etag_member(&self, out: &mut String) {
+        if self.built {
+            out.push_str(&self.etag_member);
+        } else {
+            out.push_str(ETAG_NAME);
+            push_etag_json(out, &self.escaped);
+            out.push_str(PARTITION_KEY_NAME);
+        }
+    }
+
+    /// Appends the ETag's JSON string literal, quotes included.
+    #[inline]
+    pub(super) fn push_etag_json(&self, out: &mut String) {
+        if self.built {
+            out.push_str(&self.etag_json);
+        } else {
+            push_etag_json(out, &self.escaped);
+        }
     }
 
     /// The ETag's JSON string literal, quotes included.
-    #[inline]
-    pub(super) fn etag_json(&self) -> &str {
-        &self.etag_json
+    #[cfg(test)]
+    pub(super) fn etag_json(&self) -> String {
+        let mut out = String::new();
+        self.push_etag_json(&mut out);
+        out
     }
 
-    /// The ETag header value of the Timestamp (`W/"datetime'…'"`), cut from its JSON literal,
-    /// in a `String` of exactly its length: a header value takes such a buffer as it is,
-    /// while one with spare capacity costs it a second allocation.
+    /// The ETag header value of the Timestamp (`W/"datetime'…'"`), in a `String` of exactly
+    /// its length: a header value takes such a buffer as it is, while one with spare capacity
+    /// costs it a second allocation.
     pub(super) fn etag_text(&self) -> String {
-        let escaped = self
-            .etag_json
-            .get(ETAG_JSON_OPEN.len()..self.etag_json.len().saturating_sub(ETAG_JSON_CLOSE.len()))
-            .unwrap_or_default();
-        let mut text = String::with_capacity(ETAG_OPEN.len() + escaped.len() + ETAG_CLOSE.len());
+        let mut text = String::with_capacity(ETAG_TEXT_LEN);
         text.push_str(ETAG_OPEN);
-        text.push_str(escaped);
+        push_ascii(&mut text, &self.escaped);
         text.push_str(ETAG_CLOSE);
         text
     }
+}
+
+/// Appends the ETag's JSON string literal of `escaped`, a Timestamp's text with its colons
+/// as `%3A`.
+fn push_etag_json(out: &mut String, escaped: &[u8; ESCAPED_LEN]) {
+    out.push_str(ETAG_JSON_OPEN);
+    push_ascii(out, escaped);
+    out.push_str(ETAG_JSON_CLOSE);
+}
+
+/// Appends the ISO 8601 text `iso` with its two colons percent-encoded (`%3A`), as an ETag
+/// carries it.
+pub(super) fn push_iso_colons_escaped(out: &mut String, iso: &[u8; ISO8601_LEN]) {
+    push_ascii(out, &colons_escaped(iso));
+}
+
+/// `iso` with its two colons percent-encoded (`%3A`). A text written by
+/// `DateTime::iso8601_bytes` has its colons at fixed places (`hh:mm:ss`), so the pieces
+/// between them are copied at fixed offsets (a `char` search per piece cost a point read ~900
+/// instructions over its two ETag texts, pushing the five pieces ~200 per text).
+fn colons_escaped(iso: &[u8; ISO8601_LEN]) -> [u8; ESCAPED_LEN] {
+    let mut out = [0_u8; ESCAPED_LEN];
+    let pieces = [
+        (0..COLONS.0, 0),
+        (COLONS.0 + 1..COLONS.1, COLONS.0 + 3),
+        (COLONS.1 + 1..ISO8601_LEN, COLONS.1 + 5),
+    ];
+    for (from, to) in pieces {
+        let len = from.len();
+        if let (Some(slot), Some(piece)) = (out.get_mut(to..to + len), iso.get(from)) {
+            slot.copy_from_slice(piece);
+        }
+    }
+    for at in [COLONS.0, COLONS.1 + 2] {
+        if let Some(slot) = out.get_mut(at..at + 3) {
+            slot.copy_from_slice(b"%3A");
+        }
+    }
+    out
+}
+
+/// Appends `bytes`, ASCII by construction (a Timestamp's texts).
+fn push_ascii(out: &mut String, bytes: &[u8]) {
+    out.push_str(std::str::from_utf8(bytes).unwrap_or_default());
+}
+
+/// Appends `,"Timestamp":"<iso>"`.
+fn push_timestamp_member(out: &mut String, iso: &[u8; ISO8601_LEN]) {
+    out.push_str(TIMESTAMP_NAME);
+    // ASCII by construction.
+    out.push_str(std::str::from_utf8(iso).unwrap_or_default());
+    out.push('"');
 }
 
 /// Rewrites the `hh:mm:ss.fffffff` of `iso` for `in_day` ticks since midnight.
@@ -170,38 +246,6 @@ fn write_time_of_day(iso: &mut [u8; ISO8601_LEN], in_day: i64) {
             *slot = b'0' + u8::try_from(rest % 10).unwrap_or(0);
             rest /= 10;
         }
-    }
-}
-
-/// Appends `timestamp` with each `:` percent-encoded (`%3A`), as an ETag carries it. The
-/// ISO 8601 text of a Timestamp has its two colons at fixed places (`hh:mm:ss`), so they are
-/// not searched for (a `char` search per piece cost a point read ~900 instructions over its
-/// two ETag texts); any other text is split at every colon.
-pub(super) fn push_colons_escaped(out: &mut String, timestamp: &str) {
-    let bytes = timestamp.as_bytes();
-    let fixed = bytes.len() == ISO8601_LEN
-        && bytes.get(COLONS.0) == Some(&b':')
-        && bytes.get(COLONS.1) == Some(&b':')
-        && bytes.iter().filter(|&&b| b == b':').count() == 2;
-    if fixed
-        && let (Some(hours), Some(minutes), Some(seconds)) = (
-            timestamp.get(..COLONS.0),
-            timestamp.get(COLONS.0 + 1..COLONS.1),
-            timestamp.get(COLONS.1 + 1..),
-        )
-    {
-        out.push_str(hours);
-        out.push_str("%3A");
-        out.push_str(minutes);
-        out.push_str("%3A");
-        out.push_str(seconds);
-        return;
-    }
-    for (index, part) in timestamp.split(':').enumerate() {
-        if index > 0 {
-            out.push_str("%3A");
-        }
-        out.push_str(part);
     }
 }
 
@@ -233,15 +277,27 @@ mod tests {
             let Ok(instant) = DateTime::from_ticks(ticks) else {
                 continue;
             };
-            stamp.set(instant);
+            stamp.set(instant, false);
             assert_eq!(stamp.text(), instant.to_string());
             let etag = ETag::from_timestamp(instant).to_string();
             assert_eq!(stamp.etag_text(), etag);
             assert_eq!(stamp.etag_text().capacity(), super::ETAG_TEXT_LEN);
-            assert_eq!(
-                stamp.etag_json(),
-                serde_json::to_string(&etag).unwrap_or_default()
-            );
+            let etag_json = serde_json::to_string(&etag).unwrap_or_default();
+            assert_eq!(stamp.etag_json(), etag_json);
+            let members = |stamp: &StampText| {
+                let mut out = String::new();
+                stamp.push_etag_member(&mut out);
+                stamp.push_timestamp_member(&mut out);
+                out
+            };
+            let expected =
+                format!("\"odata.etag\":{etag_json},\"PartitionKey\":,\"Timestamp\":\"{instant}\"");
+            // Written straight for a lone row, copied from the texts built for rows to come.
+            assert_eq!(members(&stamp), expected, "written straight");
+            stamp.set(instant, true);
+            assert_eq!(members(&stamp), expected, "copied");
+            assert_eq!(stamp.etag_json(), etag_json);
+            assert_eq!(stamp.etag_text(), etag);
         }
     }
 }

@@ -2,18 +2,19 @@
 //! row's property bytes ([`RowRef`]); both go through one writer, so their bytes are equal.
 
 mod int;
+mod metadata_member;
 mod plain;
 
 use std::fmt::Write as _;
 
 use self::int::write_int;
+use self::metadata_member::write_metadata_member;
 use self::plain::{push_ascii, push_plain};
-use super::stamp::push_colons_escaped;
+use super::stamp::push_iso_colons_escaped;
 use super::stamp::{PARTITION_KEY_NAME, StampText};
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
 use crate::codec::CodecError;
 use crate::codec::property::ValueRef;
-use crate::model::ISO8601_LEN;
 use crate::model::{DateTime, EdmType, Value};
 use crate::table::{RowRef, StoredEntity};
 
@@ -203,14 +204,6 @@ fn clean_prefix(bytes: &[u8]) -> usize {
         .unwrap_or(bytes.len() - at)
 }
 
-/// Appends the `"odata.metadata":"<base>/$metadata#<table>/@Element",` member of an entity
-/// answered on its own (not in a feed).
-fn write_metadata_member(out: &mut String, links: &Links<'_>) {
-    out.push_str("\"odata.metadata\":");
-    write_str_parts(out, &[links.base, "/$metadata#", links.table, "/@Element"]);
-    out.push(',');
-}
-
 /// Appends the concatenation of `parts` as one JSON string literal (escaping is per
 /// character, so escaping the parts one by one is the same).
 pub fn write_str_parts(out: &mut String, parts: &[&str]) {
@@ -253,22 +246,8 @@ pub fn write_key_predicate(out: &mut String, partition_key: &str, row_key: &str)
 /// [`crate::table::ETag`] displays it: `W/"datetime'<timestamp, ':' as %3A>'"`.
 pub fn write_etag_text(out: &mut String, timestamp: DateTime) {
     out.push_str("W/\"datetime'");
-    push_colons_escaped(out, Timestamp::new(timestamp).as_str());
+    push_iso_colons_escaped(out, &timestamp.iso8601_bytes());
     out.push_str("'\"");
-}
-
-/// A Timestamp formatted on the stack.
-struct Timestamp([u8; ISO8601_LEN]);
-
-impl Timestamp {
-    fn new(instant: DateTime) -> Self {
-        Self(instant.iso8601_bytes())
-    }
-
-    fn as_str(&self) -> &str {
-        // ASCII by construction (`DateTime::iso8601_bytes`).
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
 }
 
 /// Appends `stored` as one JSON object at `metadata`. `in_feed` leaves out `odata.metadata`
@@ -313,6 +292,7 @@ pub struct EntityWriter<'a> {
     /// The `"odata.metadata":"…",` member every row of this writer starts with (outside a
     /// feed), escaped once by the second row: a batch answers with 100 such objects.
     metadata_member: Option<String>,
+    /// Rows this writer has begun, outside a feed.
     rows_headed: usize,
 }
 
@@ -439,7 +419,13 @@ impl<'a> EntityWriter<'a> {
         timestamp: DateTime,
     ) {
         let (metadata, links) = (self.metadata, self.links);
-        self.stamp.set(timestamp);
+        // A writer outside a feed usually writes one row (a single-entity response): its
+        // Timestamp texts are kept for copying from its second row on.
+        let kept = self.in_feed || {
+            self.rows_headed += 1;
+            self.rows_headed > 1
+        };
+        self.stamp.set(timestamp, kept);
         out.push('{');
         match metadata {
             Metadata::None => out.push_str("\"PartitionKey\":"),
@@ -447,7 +433,6 @@ impl<'a> EntityWriter<'a> {
                 if !self.in_feed {
                     // A lone row (a single-entity response) writes the member directly; a
                     // writer's rows from the second on copy it, escaped once.
-                    self.rows_headed += 1;
                     if self.rows_headed == 1 {
                         write_metadata_member(out, links);
                     } else {
@@ -467,12 +452,12 @@ impl<'a> EntityWriter<'a> {
                     out.push_str(",\"odata.id\":");
                     write_str_parts(out, &[links.base, "/", &address]);
                     out.push_str(",\"odata.etag\":");
-                    out.push_str(self.stamp.etag_json());
+                    self.stamp.push_etag_json(out);
                     out.push_str(",\"odata.editLink\":");
                     write_str(out, &address);
                     out.push_str(PARTITION_KEY_NAME);
                 } else {
-                    out.push_str(self.stamp.etag_member());
+                    self.stamp.push_etag_member(out);
                 }
             }
         }
@@ -486,7 +471,7 @@ impl<'a> EntityWriter<'a> {
         if metadata == Metadata::Full {
             push_ascii(out, b",\"Timestamp@odata.type\":\"Edm.DateTime\"");
         }
-        out.push_str(self.stamp.timestamp_member());
+        self.stamp.push_timestamp_member(out);
     }
 }
 
