@@ -10,7 +10,7 @@ use super::error::{Result, ServerError};
 use super::limits::{ACL_ID_MAX_CHARS, ACL_MAX_POLICIES};
 use super::xml::{element, escape, unescape, without_declaration};
 use crate::model::{DateTime, Entity, PartitionKey, PropertyName, RowKey, Value};
-use crate::table::{Account, Table, TableError};
+use crate::table::{Account, TableError};
 
 /// The reserved table holding every table's stored access policies.
 pub const ACL_TABLE: &str = "StrataAccessPolicies";
@@ -140,37 +140,17 @@ pub fn to_xml(policies: &[AccessPolicy]) -> String {
 /// # Errors
 /// Table-layer failures; [`ServerError::Internal`] if the stored XML no longer parses.
 pub fn load(account: &Account, table: &str) -> Result<Vec<AccessPolicy>> {
-    let Some(acl) = reserved_table(account, false)? else {
-        return Ok(Vec::new());
-    };
-    match acl.get(&table.to_ascii_lowercase(), ACL_ROW_KEY, None) {
-        Ok(stored) => match stored.entity.get(ACL_PROPERTY) {
-            Some(Value::String(xml)) => parse_xml(xml).map_err(|error| ServerError::Internal {
-                reason: format!("stored policies of table {table:?} are corrupt: {error}"),
-            }),
-            _ => Ok(Vec::new()),
-        },
-        Err(TableError::ResourceNotFound { .. }) => Ok(Vec::new()),
-        Err(error) => Err(error.into()),
+    match load_text(
+        account,
+        &table.to_ascii_lowercase(),
+        ACL_ROW_KEY,
+        ACL_PROPERTY,
+    )? {
+        Some(xml) => parse_xml(&xml).map_err(|error| ServerError::Internal {
+            reason: format!("stored policies of table {table:?} are corrupt: {error}"),
+        }),
+        None => Ok(Vec::new()),
     }
-}
-
-/// The server's reserved table ([`ACL_TABLE`]), created first if `create`; `None` if it does
-/// not exist and `create` is false.
-///
-/// # Errors
-/// Table-layer failures.
-pub(super) fn reserved_table(account: &Account, create: bool) -> Result<Option<Table>> {
-    if !account.table_exists(ACL_TABLE) {
-        if !create {
-            return Ok(None);
-        }
-        match account.create_table(ACL_TABLE) {
-            Ok(_) | Err(TableError::TableAlreadyExists { .. }) => {}
-            Err(error) => return Err(error.into()),
-        }
-    }
-    Ok(Some(account.table(ACL_TABLE)?))
 }
 
 /// Replaces the policies of `table`.
@@ -178,18 +158,60 @@ pub(super) fn reserved_table(account: &Account, create: bool) -> Result<Option<T
 /// # Errors
 /// Table-layer failures.
 pub fn store(account: &Account, table: &str, policies: &[AccessPolicy]) -> Result<()> {
-    let acl = reserved_table(account, true)?.ok_or_else(|| ServerError::Internal {
-        reason: "the reserved table was not created".to_owned(),
-    })?;
-    let mut entity = Entity::new(
-        PartitionKey::new(table.to_ascii_lowercase())?,
-        RowKey::new(ACL_ROW_KEY)?,
-    );
-    entity.set(
-        PropertyName::new(ACL_PROPERTY)?,
-        Value::string(to_xml(policies))?,
-    )?;
-    acl.insert_or_replace(&entity)?;
+    store_text(
+        account,
+        &table.to_ascii_lowercase(),
+        ACL_ROW_KEY,
+        ACL_PROPERTY,
+        to_xml(policies),
+    )
+}
+
+/// The String property `property` of the reserved table's entity (`partition`, `row`); `None`
+/// if the table, the entity or the property is absent.
+///
+/// # Errors
+/// Table-layer failures.
+pub(super) fn load_text(
+    account: &Account,
+    partition: &str,
+    row: &str,
+    property: &str,
+) -> Result<Option<String>> {
+    if !account.table_exists(ACL_TABLE) {
+        return Ok(None);
+    }
+    match account.table(ACL_TABLE)?.get(partition, row, None) {
+        Ok(mut stored) => match stored.entity.remove(property) {
+            Some(Value::String(text)) => Ok(Some(text)),
+            _ => Ok(None),
+        },
+        Err(TableError::ResourceNotFound { .. }) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Writes `text` as the String property `property` of the reserved table's entity
+/// (`partition`, `row`), replacing the entity; creates the table on first use.
+///
+/// # Errors
+/// Table-layer failures.
+pub(super) fn store_text(
+    account: &Account,
+    partition: &str,
+    row: &str,
+    property: &str,
+    text: String,
+) -> Result<()> {
+    if !account.table_exists(ACL_TABLE) {
+        match account.create_table(ACL_TABLE) {
+            Ok(_) | Err(TableError::TableAlreadyExists { .. }) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    let mut entity = Entity::new(PartitionKey::new(partition)?, RowKey::new(row)?);
+    entity.set(PropertyName::new(property)?, Value::string(text)?)?;
+    account.table(ACL_TABLE)?.insert_or_replace(&entity)?;
     Ok(())
 }
 
@@ -198,10 +220,10 @@ pub fn store(account: &Account, table: &str, policies: &[AccessPolicy]) -> Resul
 /// # Errors
 /// Table-layer failures.
 pub fn forget(account: &Account, table: &str) -> Result<()> {
-    let Some(acl) = reserved_table(account, false)? else {
+    if !account.table_exists(ACL_TABLE) {
         return Ok(());
-    };
-    match acl.delete(
+    }
+    match account.table(ACL_TABLE)?.delete(
         &table.to_ascii_lowercase(),
         ACL_ROW_KEY,
         crate::table::IfMatch::Any,

@@ -10,8 +10,7 @@
 use super::acl;
 use super::error::{Result, ServerError};
 use super::xml::{element, escape, unescape, without_declaration, without_element};
-use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
-use crate::table::{Account, TableError};
+use crate::table::Account;
 
 /// PartitionKey of the properties entity in the reserved table.
 const PROPERTIES_PARTITION: &str = "$service";
@@ -349,20 +348,16 @@ pub fn to_xml(properties: &ServiceProperties) -> String {
 /// Table-layer failures; [`ServerError::Internal`] if the stored XML no longer parses.
 pub fn load(account: &Account) -> Result<ServiceProperties> {
     let defaults = ServiceProperties::default();
-    let Some(table) = acl::reserved_table(account, false)? else {
-        return Ok(defaults);
-    };
-    match table.get(PROPERTIES_PARTITION, PROPERTIES_ROW_KEY, None) {
-        Ok(stored) => match stored.entity.get(PROPERTIES_PROPERTY) {
-            Some(Value::String(xml)) => {
-                apply_xml(&defaults, xml).map_err(|error| ServerError::Internal {
-                    reason: format!("stored service properties are corrupt: {error}"),
-                })
-            }
-            _ => Ok(defaults),
-        },
-        Err(TableError::ResourceNotFound { .. }) => Ok(defaults),
-        Err(error) => Err(error.into()),
+    match acl::load_text(
+        account,
+        PROPERTIES_PARTITION,
+        PROPERTIES_ROW_KEY,
+        PROPERTIES_PROPERTY,
+    )? {
+        Some(xml) => apply_xml(&defaults, &xml).map_err(|error| ServerError::Internal {
+            reason: format!("stored service properties are corrupt: {error}"),
+        }),
+        None => Ok(defaults),
     }
 }
 
@@ -371,19 +366,13 @@ pub fn load(account: &Account) -> Result<ServiceProperties> {
 /// # Errors
 /// Table-layer failures.
 pub fn store(account: &Account, properties: &ServiceProperties) -> Result<()> {
-    let table = acl::reserved_table(account, true)?.ok_or_else(|| ServerError::Internal {
-        reason: "the reserved table was not created".to_owned(),
-    })?;
-    let mut entity = Entity::new(
-        PartitionKey::new(PROPERTIES_PARTITION)?,
-        RowKey::new(PROPERTIES_ROW_KEY)?,
-    );
-    entity.set(
-        PropertyName::new(PROPERTIES_PROPERTY)?,
-        Value::string(to_xml(properties))?,
-    )?;
-    table.insert_or_replace(&entity)?;
-    Ok(())
+    acl::store_text(
+        account,
+        PROPERTIES_PARTITION,
+        PROPERTIES_ROW_KEY,
+        PROPERTIES_PROPERTY,
+        to_xml(properties),
+    )
 }
 
 #[cfg(test)]
