@@ -459,3 +459,17 @@ fn batch_parse_urls_split_into_path_and_query() {
     assert!(split_url("http://host").is_err());
     assert!(split_url("a/t").is_err());
 }
+
+#[test]
+fn batch_operation_known_header_accessors_read_as_header_lookups() {
+    assert_eq!(KNOWN_HEADERS[IF_MATCH_SLOT], "if-match");
+    assert_eq!(KNOWN_HEADERS[PREFER_SLOT], "prefer");
+    let ops = parse("multipart/mixed; boundary=batch_1", BODY.as_bytes()).unwrap();
+    for op in &ops {
+        assert_eq!(op.if_match(), op.header("If-Match"));
+        assert_eq!(op.prefer(), op.header("PREFER"));
+    }
+    assert_eq!(ops[0].prefer(), Some("return-no-content"));
+    assert_eq!(ops[1].if_match(), Some("*"));
+    assert_eq!((ops[0].if_match(), ops[1].prefer()), (None, None));
+}
