@@ -95,6 +95,10 @@ const KNOWN_HEADERS: [&str; 5] = [
     "content-length",
 ];
 
+/// The slot of `Content-ID` in [`KNOWN_HEADERS`].
+const CONTENT_ID_SLOT: usize = 0;
+/// The slot of `Content-Length` in [`KNOWN_HEADERS`].
+const CONTENT_LENGTH_SLOT: usize = 4;
 /// The slot of `If-Match` in [`KNOWN_HEADERS`].
 const IF_MATCH_SLOT: usize = 2;
 /// The slot of `Prefer` in [`KNOWN_HEADERS`].
@@ -167,7 +171,7 @@ fn split_line(line: &str) -> Option<(&str, &str)> {
 impl<'b> Headers<'b> {
     /// The value of the known header in `slot` of [`KNOWN_HEADERS`].
     #[inline]
-    fn known(&self, slot: usize) -> Option<&'b str> {
+    pub(super) fn known(&self, slot: usize) -> Option<&'b str> {
         self.known.get(slot).copied().flatten()
     }
 
