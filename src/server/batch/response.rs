@@ -193,7 +193,8 @@ impl SuccessParts<'_> {
         timestamp: DateTime,
         applied: bool,
     ) {
-        let head = &mut self.created_heads[usize::from(applied)];
+        let [without, with] = &mut self.created_heads;
+        let head = if applied { with } else { without };
         if head
             .last
             .as_ref()
@@ -257,7 +258,14 @@ fn write_address_keys(out: &mut String, pk: &str, rk: &str) {
 const ADDRESS_KEYS_FIXED_BYTES: usize = "PartitionKey='',RowKey=''".len();
 
 /// Which bytes an address's key carries as they are: ASCII letters, digits and `-_.~`.
-static VERBATIM_KEY_BYTES: [bool; 256] = {
+static VERBATIM_KEY_BYTES: [bool; 256] = verbatim_key_bytes();
+
+/// Builds [`VERBATIM_KEY_BYTES`].
+#[expect(
+    clippy::indexing_slicing,
+    reason = "const context, where `get_mut` is unavailable; a u8 index is below 256"
+)]
+const fn verbatim_key_bytes() -> [bool; 256] {
     let mut table = [false; 256];
     let mut byte: u8 = 0;
     loop {
@@ -269,7 +277,7 @@ static VERBATIM_KEY_BYTES: [bool; 256] = {
         }
         byte += 1;
     }
-};
+}
 
 /// Reason phrases of the statuses a part can carry.
 fn reason(status: u16) -> &'static str {
@@ -397,7 +405,7 @@ pub(super) fn close_response(ctx: &Context<'_>, changeset: bool, mut out: String
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::{SuccessParts, reason, write_address_keys, write_part_status};
+    use super::{SuccessParts, VERBATIM_KEY_BYTES, reason, write_address_keys, write_part_status};
     use crate::model::{DateTime, Entity, PartitionKey, PropertyName, RowKey, Value};
     use crate::server::State;
     use crate::server::auth::Principal;
@@ -568,6 +576,17 @@ mod tests {
                     "Content-ID: 3\r\n\r\nHTTP/1.1 {status} {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
                     reason(status)
                 )
+            );
+        }
+    }
+
+    #[test]
+    fn batch_verbatim_key_bytes_are_ascii_letters_digits_and_four_marks() {
+        for byte in 0..=u8::MAX {
+            assert_eq!(
+                VERBATIM_KEY_BYTES.get(usize::from(byte)),
+                Some(&(byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte))),
+                "{byte}"
             );
         }
     }
