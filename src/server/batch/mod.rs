@@ -148,7 +148,7 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
                 None => table_name = Some(table.clone()),
             }
             let keys = url_keys.as_ref().map(|(pk, rk)| (pk.as_str(), rk.as_str()));
-            let if_match = parse_if_match(op.header("if-match"))?;
+            let if_match = parse_if_match(op.if_match())?;
             let (kind, access) = match (op.method.as_ref(), if_match) {
                 ("POST", _) if keys.is_none() => (Op::Insert, Access::Add),
                 ("PUT", Some(c)) => (Op::Replace(c), Access::Update),

@@ -59,6 +59,21 @@ impl BatchOperation<'_> {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name)
     }
+
+    /// The value of the `If-Match` header, as [`Self::header`] finds it (noted as the part
+    /// was read; no name to compare).
+    #[must_use]
+    #[inline]
+    pub fn if_match(&self) -> Option<&str> {
+        self.headers.known(IF_MATCH_SLOT)
+    }
+
+    /// The value of the `Prefer` header, as [`Self::header`] finds it.
+    #[must_use]
+    #[inline]
+    pub fn prefer(&self) -> Option<&str> {
+        self.headers.known(PREFER_SLOT)
+    }
 }
 
 /// A part's header lines, borrowed from the body. Every line was checked when the part was
@@ -79,6 +94,15 @@ const KNOWN_HEADERS: [&str; 5] = [
     "prefer",
     "content-length",
 ];
+
+/// The slot of `Content-ID` in [`KNOWN_HEADERS`].
+const CONTENT_ID_SLOT: usize = 0;
+/// The slot of `Content-Length` in [`KNOWN_HEADERS`].
+const CONTENT_LENGTH_SLOT: usize = 4;
+/// The slot of `If-Match` in [`KNOWN_HEADERS`].
+const IF_MATCH_SLOT: usize = 2;
+/// The slot of `Prefer` in [`KNOWN_HEADERS`].
+const PREFER_SLOT: usize = 3;
 
 /// The slot of header `name` (any case) in [`KNOWN_HEADERS`].
 #[inline]
@@ -145,12 +169,18 @@ fn split_line(line: &str) -> Option<(&str, &str)> {
 }
 
 impl<'b> Headers<'b> {
+    /// The value of the known header in `slot` of [`KNOWN_HEADERS`].
+    #[inline]
+    pub(super) fn known(&self, slot: usize) -> Option<&'b str> {
+        self.known.get(slot).copied().flatten()
+    }
+
     /// The value of header `name` (any case; the first such line), trimmed.
     #[must_use]
     #[inline]
     pub fn get(&self, name: &str) -> Option<&'b str> {
         if let Some(slot) = known_slot(name.as_bytes()) {
-            return self.known.get(slot).copied().flatten();
+            return self.known(slot);
         }
         self.iter()
             .find(|(key, _)| key.eq_ignore_ascii_case(name))

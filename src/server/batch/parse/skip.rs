@@ -3,12 +3,15 @@
 //! shortcut is taken only when the bytes prove the delimiter search would read the same;
 //! otherwise the search of [`super`] decides.
 
+use std::borrow::Cow;
+
 use memchr::memmem;
 
 use super::head::{HeadMemo, read_head_memo};
 use super::{
-    BatchOperation, boundary, find_delimiter, invalid, parse_operation, read_head, request_line,
-    split_parts, split_url, strip_line_break, upper_method,
+    BatchOperation, CONTENT_ID_SLOT, CONTENT_LENGTH_SLOT, boundary, find_delimiter, invalid,
+    parse_operation, read_head, request_line, split_parts, split_url, strip_line_break,
+    upper_method,
 };
 use crate::server::error::{Result, ServerError};
 use crate::server::limits::BATCH_MAX_PARTS;
@@ -211,6 +214,7 @@ pub(super) fn skip_by_length<'b>(
             let (path, query) = split_url(url).ok()?;
             let request = RequestLine {
                 line: mime.content.get(..=line_end)?,
+                upper: !method.bytes().any(|byte| byte.is_ascii_lowercase()),
                 method,
                 path,
                 query,
@@ -223,7 +227,7 @@ pub(super) fn skip_by_length<'b>(
     if !head.closed || head.dash {
         return None;
     }
-    let length = content_length(head.headers.get("content-length")?)?;
+    let length = content_length(head.headers.known(CONTENT_LENGTH_SLOT)?)?;
     let body = head.content.get(..length)?;
     let tail = head.content.get(length..)?;
     // A body starting with `-` could start an enclosing body's delimiter ([`parse_direct`]).
@@ -235,11 +239,15 @@ pub(super) fn skip_by_length<'b>(
         return None;
     }
     let operation = BatchOperation {
-        method: upper_method(request.method),
+        method: if request.upper {
+            Cow::Borrowed(request.method)
+        } else {
+            upper_method(request.method)
+        },
         path: request.path,
         query: request.query,
         headers: head.headers,
-        content_id: mime.headers.get("content-id"),
+        content_id: mime.headers.known(CONTENT_ID_SLOT),
         body,
     };
     Some((operation, text.len() - tail.len() + 2))
@@ -261,15 +269,21 @@ pub(super) struct PartMemo<'b> {
 struct RequestLine<'b> {
     /// The line with its line feed.
     line: &'b [u8],
+    /// Whether the method has no lower-case letter (an operation borrows it as it is).
+    upper: bool,
     method: &'b str,
     path: &'b str,
     query: Option<&'b str>,
 }
 
-/// A `Content-Length` value: ASCII digits only, at most 10 of them.
-fn content_length(value: &str) -> Option<usize> {
-    if value.is_empty() || value.len() > 10 || !value.bytes().all(|byte| byte.is_ascii_digit()) {
+/// A `Content-Length` value: ASCII digits only, at most 10 of them. Summed as the digits
+/// are checked (a check and then `str::parse` read them twice).
+pub(super) fn content_length(value: &str) -> Option<usize> {
+    if value.is_empty() || value.len() > 10 {
         return None;
     }
-    value.parse().ok()
+    value.bytes().try_fold(0_usize, |length, byte| {
+        let digit = byte.checked_sub(b'0').filter(|digit| *digit <= 9)?;
+        length.checked_mul(10)?.checked_add(usize::from(digit))
+    })
 }

@@ -459,3 +459,59 @@ fn batch_parse_urls_split_into_path_and_query() {
     assert!(split_url("http://host").is_err());
     assert!(split_url("a/t").is_err());
 }
+
+#[test]
+fn batch_operation_known_header_accessors_read_as_header_lookups() {
+    assert_eq!(KNOWN_HEADERS[IF_MATCH_SLOT], "if-match");
+    assert_eq!(KNOWN_HEADERS[PREFER_SLOT], "prefer");
+    assert_eq!(KNOWN_HEADERS[CONTENT_ID_SLOT], "content-id");
+    assert_eq!(KNOWN_HEADERS[CONTENT_LENGTH_SLOT], "content-length");
+    let ops = parse("multipart/mixed; boundary=batch_1", BODY.as_bytes()).unwrap();
+    for op in &ops {
+        assert_eq!(op.if_match(), op.header("If-Match"));
+        assert_eq!(op.prefer(), op.header("PREFER"));
+    }
+    assert_eq!(ops[0].prefer(), Some("return-no-content"));
+    assert_eq!(ops[1].if_match(), Some("*"));
+    assert_eq!((ops[0].if_match(), ops[1].prefer()), (None, None));
+}
+
+#[test]
+fn batch_content_lengths_are_at_most_ten_ascii_digits_read_as_a_number() {
+    let reference = |value: &str| {
+        if value.is_empty() || value.len() > 10 || !value.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        value.parse::<usize>().ok()
+    };
+    let values = [
+        "",
+        "0",
+        "7",
+        "00",
+        "042",
+        "123",
+        "9999999999",
+        "4294967295",
+        "4294967296",
+        "12345678901",
+        "+1",
+        "-1",
+        "1 ",
+        " 1",
+        "1a",
+        "a1",
+        "/",
+        ":",
+        "1.0",
+        "٣",
+        "0x10",
+    ];
+    for value in values {
+        assert_eq!(
+            super::skip::content_length(value),
+            reference(value),
+            "{value:?}"
+        );
+    }
+}
