@@ -41,6 +41,12 @@ pub(super) const PARTITION_KEY_NAME: &str = ",\"PartitionKey\":";
 /// What opens a row's last member, the Timestamp's value.
 const TIMESTAMP_NAME: &str = ",\"Timestamp\":\"";
 
+/// Length of a row's ETag member at minimal metadata ([`StampText::etag_member`]).
+pub(super) const ETAG_MEMBER_LEN: usize =
+    ETAG_NAME.len() + ETAG_JSON_LEN + PARTITION_KEY_NAME.len();
+/// Length of a row's Timestamp member ([`StampText::timestamp_member`]).
+pub(super) const TIMESTAMP_MEMBER_LEN: usize = TIMESTAMP_NAME.len() + ISO8601_LEN + 1;
+
 /// The texts of the last Timestamp written.
 #[derive(Debug)]
 pub(super) struct StampText {
@@ -101,14 +107,12 @@ impl StampText {
         // Both have one length for every Timestamp: reserved exactly, they are allocated once
         // (a pushed-to empty `String` grew by three reallocations per point read).
         self.etag_member.clear();
-        self.etag_member
-            .reserve_exact(ETAG_NAME.len() + ETAG_JSON_LEN + PARTITION_KEY_NAME.len());
+        self.etag_member.reserve_exact(ETAG_MEMBER_LEN);
         self.etag_member.push_str(ETAG_NAME);
         self.etag_member.push_str(&self.etag_json);
         self.etag_member.push_str(PARTITION_KEY_NAME);
         self.timestamp_member.clear();
-        self.timestamp_member
-            .reserve_exact(TIMESTAMP_NAME.len() + ISO8601_LEN + 1);
+        self.timestamp_member.reserve_exact(TIMESTAMP_MEMBER_LEN);
         self.timestamp_member.push_str(TIMESTAMP_NAME);
         self.timestamp_member.push_str(text);
         self.timestamp_member.push('"');
@@ -120,17 +124,24 @@ impl StampText {
         std::str::from_utf8(&self.iso).unwrap_or_default()
     }
 
-    /// `,"Timestamp":"<the ISO 8601 text>"`.
+    /// `,"Timestamp":"<the ISO 8601 text>"`, as an array of its fixed length: copied with a
+    /// few moves where a `&str` took a `memcpy` call.
     #[inline]
-    pub(super) fn timestamp_member(&self) -> &str {
-        &self.timestamp_member
+    pub(super) fn timestamp_member(&self) -> &[u8; TIMESTAMP_MEMBER_LEN] {
+        self.timestamp_member
+            .as_bytes()
+            .first_chunk()
+            .unwrap_or(&[b' '; TIMESTAMP_MEMBER_LEN])
     }
 
     /// `"odata.etag":<the ETag's JSON string>,"PartitionKey":`, as a row at minimal
-    /// metadata writes them.
+    /// metadata writes them, as an array of its fixed length (see `timestamp_member`).
     #[inline]
-    pub(super) fn etag_member(&self) -> &str {
-        &self.etag_member
+    pub(super) fn etag_member(&self) -> &[u8; ETAG_MEMBER_LEN] {
+        self.etag_member
+            .as_bytes()
+            .first_chunk()
+            .unwrap_or(&[b' '; ETAG_MEMBER_LEN])
     }
 
     /// The ETag's JSON string literal, quotes included.

@@ -1,13 +1,15 @@
 //! Writing entities as JSON, either from an owned [`StoredEntity`] or straight from a stored
 //! row's property bytes ([`RowRef`]); both go through one writer, so their bytes are equal.
 
+mod frames;
 mod int;
 mod plain;
 
 use std::fmt::Write as _;
 
+use self::frames::push_usual_frames;
 use self::int::write_int;
-use self::plain::{push_ascii, push_plain};
+use self::plain::{push_ascii, push_ascii_array, push_plain};
 use super::stamp::push_colons_escaped;
 use super::stamp::{PARTITION_KEY_NAME, StampText};
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
@@ -343,6 +345,13 @@ impl<'a> EntityWriter<'a> {
     /// A [`CodecError`] for corrupt property bytes; `out` then holds a partial object.
     pub fn write_row(&mut self, out: &mut String, row: &RowRef<'_>) -> Result<(), CodecError> {
         self.write_head(out, (row.partition_key, row.row_key), row.timestamp);
+        if self.select.is_none() {
+            let (frames, count) = row.properties.frame_bytes();
+            if push_usual_frames(out, frames, count) {
+                out.push('}');
+                return Ok(());
+            }
+        }
         for frame in row.properties.frames() {
             let frame = frame?;
             let name = frame.name_bytes();
@@ -472,7 +481,7 @@ impl<'a> EntityWriter<'a> {
                     write_str(out, &address);
                     out.push_str(PARTITION_KEY_NAME);
                 } else {
-                    out.push_str(self.stamp.etag_member());
+                    push_ascii_array(out, self.stamp.etag_member());
                 }
             }
         }
@@ -486,7 +495,7 @@ impl<'a> EntityWriter<'a> {
         if metadata == Metadata::Full {
             push_ascii(out, b",\"Timestamp@odata.type\":\"Edm.DateTime\"");
         }
-        out.push_str(self.stamp.timestamp_member());
+        push_ascii_array(out, self.stamp.timestamp_member());
     }
 }
 
