@@ -153,6 +153,8 @@ impl Needle {
 /// step per header field.
 #[derive(Debug, Clone)]
 struct FirstFrame {
+    /// The needle, for the walk past the first frame.
+    needle: Needle,
     /// The needle's frame, zero-padded to a word.
     word: u128,
     /// The frame's bytes of a word.
@@ -170,11 +172,11 @@ const COUNT_AT: usize = HEADER_FIXED_LEN + TICKS_LEN;
 const FIRST_FRAME_AT: usize = COUNT_AT + 1;
 
 impl FirstFrame {
-    /// [`Needle::find`] of `needle` (this one) over a whole stored row `encoded`, for rows
+    /// [`Needle::find`] of the needle over a whole stored row `encoded`, for rows
     /// of the usual header with a word of bytes from their first frame on; `None` for any
     /// other row, which the general walk then reads.
     #[inline(always)]
-    fn find(&self, needle: &Needle, encoded: &[u8]) -> Option<Option<bool>> {
+    fn find(&self, encoded: &[u8]) -> Option<Option<bool>> {
         let (head, frames) = encoded.split_first_chunk::<FIRST_FRAME_AT>()?;
         let first = frames.first_chunk::<WORD_LEN>()?;
         let (&[version, flags], _) = head.split_first_chunk::<HEADER_FIXED_LEN>()?;
@@ -189,7 +191,7 @@ impl FirstFrame {
         } else if diff & self.name_mask == 0 {
             Some(false)
         } else {
-            needle.find_after_first(usize::from(count) - 1, frames)
+            self.needle.find_after_first(usize::from(count) - 1, frames)
         })
     }
 }
@@ -244,6 +246,7 @@ impl Prefilter {
         };
         let first = match needles.as_slice() {
             [needle] if needle.frame.bytes.len() <= WORD_LEN => Some(FirstFrame {
+                needle: needle.clone(),
                 word: needle.frame.word,
                 frame_mask: needle.frame.mask,
                 name_mask: needle.name.mask,
@@ -264,13 +267,15 @@ impl Prefilter {
     #[inline]
     #[must_use]
     pub fn verdict(&self, encoded: &[u8]) -> Verdict {
-        let found = match (&self.first, self.needles.first()) {
-            (Some(first), Some(needle)) => match first.find(needle, encoded) {
+        let found = if let Some(first) = &self.first {
+            match first.find(encoded) {
                 Some(found) => found,
                 None => self.walk_unusual(encoded),
-            },
-            (_, None) => return Verdict::Maybe,
-            (None, Some(_)) => self.walk_unusual(encoded),
+            }
+        } else if self.needles.is_empty() {
+            return Verdict::Maybe;
+        } else {
+            self.walk_unusual(encoded)
         };
         match found {
             Some(false) => Verdict::No,

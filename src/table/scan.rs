@@ -255,7 +255,7 @@ struct RowOffer<'a> {
     /// Every row is taken: the page is full, or the row's key must be read first.
     take_all: bool,
     prefilter: Option<&'a Prefilter>,
-    /// The prefilter's answer for the last row tested.
+    /// The prefilter's answer for the row taken (`Maybe` until one is).
     verdict: Verdict,
 }
 
@@ -267,11 +267,17 @@ impl ValueTest for RowOffer<'_> {
         if self.take_all {
             return true;
         }
-        self.verdict = match self.prefilter {
+        let verdict = match self.prefilter {
             Some(prefilter) => prefilter.verdict(value),
             None => Verdict::Maybe,
         };
-        self.verdict != Verdict::No
+        // Kept for the row taken only: the page reads it for that row alone, and a store
+        // per refused row was a memory write in the engine's loop.
+        if verdict == Verdict::No {
+            return false;
+        }
+        self.verdict = verdict;
+        true
     }
 }
 
