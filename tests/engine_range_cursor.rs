@@ -122,7 +122,7 @@ fn check_pauses(from: impl Fn(&[u8]) -> RangeIter, start: &[u8], want: &[(Vec<u8
             loop {
                 let step = if filtered {
                     cursor
-                        .advance_where_or_pause(&mut |v: &[u8]| v.len() % 2 == 0)
+                        .advance_where_or_pause(&mut |v: &[u8]| v.len().is_multiple_of(2))
                         .unwrap()
                 } else {
                     cursor.advance_or_pause().unwrap()

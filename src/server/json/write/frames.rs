@@ -140,7 +140,7 @@ fn unzigzag(zigzag: usize) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::push_usual_frames;
     use crate::codec::property::{self, PropertyReader};
     use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
