@@ -121,7 +121,9 @@ fn check_pauses(from: impl Fn(&[u8]) -> RangeIter, start: &[u8], want: &[(Vec<u8
             let mut got: Entries = Vec::new();
             loop {
                 let step = if filtered {
-                    cursor.advance_where_or_pause(|v| v.len() % 2 == 0).unwrap()
+                    cursor
+                        .advance_where_or_pause(&mut |v: &[u8]| v.len().is_multiple_of(2))
+                        .unwrap()
                 } else {
                     cursor.advance_or_pause().unwrap()
                 };

@@ -18,6 +18,7 @@ mod run;
 mod source;
 
 use merge::MergeIter;
+pub use run::ValueTest;
 use source::Source;
 
 /// Where a pausable advance of a [`RangeIter`] stopped.

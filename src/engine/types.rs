@@ -25,6 +25,15 @@ impl ValueKind {
     }
 }
 
+/// What a source's run (a block of an SST, nodes of a memtable) hands each entry it reaches
+/// to: `visit(same_key_as_previous, seq, kind, value)`, true to stop on that entry. A trait
+/// rather than a closure so that its `#[inline(always)]` method is inlined into the run's
+/// loop: a closure passed through two layers was left as a call per entry.
+pub trait RunVisitor {
+    /// Takes one entry; true stops the run on it.
+    fn visit(&mut self, same_key: bool, seq: Seq, kind: ValueKind, value: &[u8]) -> bool;
+}
+
 /// A range deletion: every entry with `start <= key < end` and a sequence number below `seq`
 /// is deleted. Kept outside SSTs (memtable, then manifest) because they are rare and cheap.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -6,6 +6,9 @@
 
 use super::ast::{CompareOp, Comparison, Expr, Field, Literal};
 use super::filter::Filter;
+use crate::codec::format::{
+    FLAG_HAS_TIMESTAMP, HEADER_FIXED_LEN, PROPERTY_FORMAT_VERSION, TICKS_LEN,
+};
 use crate::codec::property;
 use crate::codec::property::walk::{frames_of, skip_frame, take_varint};
 use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
@@ -102,19 +105,94 @@ struct Needle {
 }
 
 impl Needle {
-    /// [`Prefilter::walk`] of this needle alone over the `count` frames `frames`.
+    /// [`Prefilter::walk`] of this needle alone over the `count` frames `frames`. Only the
+    /// first frame is tested here, inlined into the scan's loop (frames are stored in name
+    /// order, so a short name such as `Group` is often first); the walk over the rest is a
+    /// call, whose code would otherwise crowd the loop's registers.
     #[inline(always)]
-    fn find(&self, count: usize, mut frames: &[u8]) -> Option<bool> {
+    fn find(&self, count: usize, frames: &[u8]) -> Option<bool> {
+        if count == 0 {
+            return Some(false);
+        }
+        match self.judge(frames) {
+            Some(found) => found,
+            None => self.find_after_first(count - 1, frames),
+        }
+    }
+
+    /// What the frame at the start of `frames` says: `Some` of the walk's answer when it is
+    /// this needle's property, `None` when it is another property.
+    #[inline(always)]
+    fn judge(&self, frames: &[u8]) -> Option<Option<bool>> {
+        // The name is a prefix of the frame: one load and compare answers both.
+        match self.frame.compare(&self.name, frames) {
+            Found::Frame => Some(Some(true)),
+            Found::Name => Some((frames.len() >= self.frame.bytes.len()).then_some(false)),
+            Found::Neither => None,
+        }
+    }
+
+    /// [`Self::find`] past the first frame of `frames`, over the `count` frames after it.
+    #[inline(never)]
+    fn find_after_first(&self, count: usize, frames: &[u8]) -> Option<bool> {
+        let mut frames = skip_frame(frames)?;
         for _ in 0..count {
-            // The name is a prefix of the frame: one load and compare answers both.
-            match self.frame.compare(&self.name, frames) {
-                Found::Frame => return Some(true),
-                Found::Name => return (frames.len() >= self.frame.bytes.len()).then_some(false),
-                Found::Neither => {}
+            if let Some(found) = self.judge(frames) {
+                return found;
             }
             frames = skip_frame(frames)?;
         }
         Some(false)
+    }
+}
+
+/// The one needle of a single-equality filter (`Group eq 'g1'`) whose frame fits a word,
+/// tested where the usual row holds its first frame: a stored row with a Timestamp and
+/// fewer than 128 properties has it at [`FIRST_FRAME_AT`]. One length check, one load of
+/// the header and one masked compare answer most rows, where the general walk takes a
+/// step per header field.
+#[derive(Debug, Clone)]
+struct FirstFrame {
+    /// The needle, for the walk past the first frame.
+    needle: Needle,
+    /// The needle's frame, zero-padded to a word.
+    word: u128,
+    /// The frame's bytes of a word.
+    frame_mask: u128,
+    /// The name part's bytes of a word.
+    name_mask: u128,
+}
+
+/// The header of the usual stored row as a little-endian word: format version, then the
+/// flags with the Timestamp's alone.
+const USUAL_HEAD: u16 = u16::from_le_bytes([PROPERTY_FORMAT_VERSION, FLAG_HAS_TIMESTAMP]);
+/// Where the usual row's property count is: after the version, flags and Timestamp.
+const COUNT_AT: usize = HEADER_FIXED_LEN + TICKS_LEN;
+/// Where the usual row's first frame starts: after a one-byte property count.
+const FIRST_FRAME_AT: usize = COUNT_AT + 1;
+
+impl FirstFrame {
+    /// [`Needle::find`] of the needle over a whole stored row `encoded`, for rows
+    /// of the usual header with a word of bytes from their first frame on; `None` for any
+    /// other row, which the general walk then reads.
+    #[inline(always)]
+    fn find(&self, encoded: &[u8]) -> Option<Option<bool>> {
+        let (head, frames) = encoded.split_first_chunk::<FIRST_FRAME_AT>()?;
+        let first = frames.first_chunk::<WORD_LEN>()?;
+        let (&[version, flags], _) = head.split_first_chunk::<HEADER_FIXED_LEN>()?;
+        let count = *head.last()?;
+        // A one-byte count of at least one frame: a first byte from 1 to 0x7F.
+        if u16::from_le_bytes([version, flags]) != USUAL_HEAD || count.wrapping_sub(1) >= 0x7F {
+            return None;
+        }
+        let diff = u128::from_le_bytes(*first) ^ self.word;
+        Some(if diff & self.frame_mask == 0 {
+            Some(true)
+        } else if diff & self.name_mask == 0 {
+            Some(false)
+        } else {
+            self.needle.find_after_first(usize::from(count) - 1, frames)
+        })
     }
 }
 
@@ -124,6 +202,8 @@ impl Needle {
 #[derive(Debug, Clone, Default)]
 pub struct Prefilter {
     needles: Vec<Needle>,
+    /// The needle of a single-equality filter, as [`FirstFrame`] tests it.
+    first: Option<FirstFrame>,
     /// One bit per needle: the `found` mask of a row that holds them all.
     all: u64,
     /// The filter is nothing but the needles' comparisons: a row holding every needle
@@ -164,8 +244,18 @@ impl Prefilter {
             0 => 0,
             n => u64::MAX >> (64 - n),
         };
+        let first = match needles.as_slice() {
+            [needle] if needle.frame.bytes.len() <= WORD_LEN => Some(FirstFrame {
+                needle: needle.clone(),
+                word: needle.frame.word,
+                frame_mask: needle.frame.mask,
+                name_mask: needle.name.mask,
+            }),
+            _ => None,
+        };
         Self {
             needles,
+            first,
             all,
             decides,
         }
@@ -177,10 +267,17 @@ impl Prefilter {
     #[inline]
     #[must_use]
     pub fn verdict(&self, encoded: &[u8]) -> Verdict {
-        if self.needles.is_empty() {
+        let found = if let Some(first) = &self.first {
+            match first.find(encoded) {
+                Some(found) => found,
+                None => self.walk_unusual(encoded),
+            }
+        } else if self.needles.is_empty() {
             return Verdict::Maybe;
-        }
-        match self.walk(encoded) {
+        } else {
+            self.walk_unusual(encoded)
+        };
+        match found {
             Some(false) => Verdict::No,
             Some(true) if self.decides => Verdict::Yes,
             _ => Verdict::Maybe,
@@ -214,6 +311,13 @@ impl Prefilter {
             [needle] => needle.find(count, rest),
             _ => self.find_all(count, rest),
         }
+    }
+
+    /// [`Self::walk`] of a row [`FirstFrame::find`] does not read (or of any row, without
+    /// it), out of the scan's loop.
+    #[inline(never)]
+    fn walk_unusual(&self, encoded: &[u8]) -> Option<bool> {
+        self.walk(encoded)
     }
 
     /// [`Self::walk`] of several needles over the `count` frames `rest`.
@@ -278,156 +382,4 @@ fn needle(comparison: &Comparison) -> Option<Needle> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
-    use super::{Prefilter, Verdict};
-    use crate::codec::property;
-    use crate::model::{Entity, PartitionKey, PropertyName, RowKey, Value};
-    use crate::query::{EncodedEntity, Filter};
-
-    fn row(properties: &[(&str, Value)]) -> Vec<u8> {
-        let mut entity = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap());
-        for (name, value) in properties {
-            entity
-                .set(PropertyName::new(*name).unwrap(), value.clone())
-                .unwrap();
-        }
-        property::encode(&entity)
-    }
-
-    #[test]
-    fn the_prefilter_never_rules_out_a_matching_row() {
-        let rows = [
-            row(&[("Group", Value::string("g1").unwrap())]),
-            row(&[
-                ("N", Value::Int32(7)),
-                ("Group", Value::string("g1").unwrap()),
-                ("Payload", Value::string("Group g1").unwrap()),
-            ]),
-            row(&[("Group", Value::string("g10").unwrap())]),
-            row(&[("Group", Value::Int32(1))]),
-            row(&[("group", Value::string("g1").unwrap())]),
-            row(&[("Other", Value::string("g1").unwrap())]),
-            row(&[("N", Value::Int64(7)), ("B", Value::Boolean(true))]),
-            row(&[("N", Value::Int32(7)), ("D", Value::Double(-0.0))]),
-            row(&[("Group", Value::binary(b"g1".to_vec()).unwrap())]),
-            row(&[
-                ("N", Value::Int32(-7)),
-                ("Group", Value::string("g").unwrap()),
-            ]),
-            row(&[]),
-        ];
-        let filters = [
-            "Group eq 'g1'",
-            "Group eq 'g1' and N eq 7",
-            "N eq 7L and B",
-            "N eq 7 or Group eq 'g1'",
-            "D eq 0.0",
-            "Group ne 'g1'",
-            "not (Group eq 'g2')",
-            "Group eq 'g1' and Group eq 'g1'",
-            "Group eq 'g1' and Group eq 'g2'",
-            "N eq 7 and Group eq 'g1' and N eq 7L",
-        ];
-        let (mut ruled_out, mut said_yes) = (0, 0);
-        for text in filters {
-            let filter = Filter::parse(text).unwrap();
-            let prefilter = Prefilter::new(&filter);
-            for bytes in &rows {
-                let encoded = EncodedEntity {
-                    partition_key: "p",
-                    row_key: "r",
-                    reader: property::PropertyReader::new(bytes).unwrap(),
-                };
-                let matches = filter.matches(&encoded).unwrap();
-                let may = prefilter.may_match(bytes);
-                assert!(may || !matches, "{text} ruled out a matching row");
-                let verdict = prefilter.verdict(bytes);
-                assert_eq!(verdict == Verdict::No, !may, "{text}");
-                if verdict == Verdict::Yes {
-                    assert!(matches, "{text} said yes to a row the filter rejects");
-                    said_yes += 1;
-                }
-                ruled_out += usize::from(!may);
-            }
-        }
-        // The test is not vacuous: most rows fail `Group eq 'g1'` on their bytes alone.
-        assert!(ruled_out >= 10, "{ruled_out}");
-        assert!(said_yes >= 3, "{said_yes}");
-    }
-
-    #[test]
-    fn only_required_equalities_make_needles() {
-        for (text, needles) in [
-            ("Group eq 'g1'", 1),
-            ("Group eq 'g1' and N eq 7 and M gt 3", 2),
-            ("Group eq 'g1' or N eq 7", 0),
-            ("D eq 1.5", 0),
-            ("PartitionKey eq 'p'", 0),
-            ("not (Group eq 'g1')", 0),
-        ] {
-            let prefilter = Prefilter::new(&Filter::parse(text).unwrap());
-            assert_eq!(prefilter.needles.len(), needles, "{text}");
-            // Only a filter made of needles alone can be decided by them.
-            let alone = !text.contains(" or ") && !text.contains(" gt ") && needles > 0;
-            assert_eq!(prefilter.decides, alone, "{text}");
-        }
-    }
-
-    #[test]
-    fn the_prefilter_leaves_rows_it_cannot_frame_to_the_filter() {
-        let prefilter = Prefilter::new(&Filter::parse("Group eq 'g1'").unwrap());
-        let whole = row(&[
-            ("N", Value::Int32(7)),
-            ("Group", Value::string("g1").unwrap()),
-        ]);
-        assert!(prefilter.may_match(&whole));
-        // Cut inside the N frame: the walk cannot frame the row, so the filter must read it
-        // (and report the damage) rather than have it skipped unread.
-        for cut in 0..whole.len() {
-            assert!(prefilter.may_match(&whole[..cut]), "cut at {cut}");
-        }
-        let wrong = row(&[("Group", Value::string("g2").unwrap())]);
-        assert!(!prefilter.may_match(&wrong));
-    }
-
-    #[test]
-    fn a_word_prefix_test_agrees_with_starts_with() {
-        let input: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
-        for len in 0..=20 {
-            for at in 0..input.len() {
-                let rest = &input[at..];
-                let mut prefix = input[at..].iter().take(len).copied().collect::<Vec<_>>();
-                let same = super::Prefix::new(&prefix);
-                assert_eq!(
-                    same.starts(rest),
-                    rest.starts_with(&prefix),
-                    "{len} at {at}"
-                );
-                // A name of any shorter length against this frame: `compare` tells the
-                // frame, the name alone or neither, as two `starts_with` would.
-                for name_len in 0..=prefix.len() {
-                    let name = super::Prefix::new(&prefix[..name_len]);
-                    let expected = if rest.starts_with(&prefix) {
-                        super::Found::Frame
-                    } else if rest.starts_with(&prefix[..name_len]) {
-                        super::Found::Name
-                    } else {
-                        super::Found::Neither
-                    };
-                    assert_eq!(
-                        same.compare(&name, rest),
-                        expected,
-                        "{len} {name_len} at {at}"
-                    );
-                }
-                if let Some(last) = prefix.last_mut() {
-                    *last ^= 0x80;
-                    let other = super::Prefix::new(&prefix);
-                    assert!(!other.starts(rest), "{len} at {at}");
-                }
-            }
-        }
-    }
-}
+mod tests;

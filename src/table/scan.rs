@@ -13,7 +13,7 @@ use super::row::{self, StoredEntity};
 use crate::codec::format::{KEY_SEPARATOR, TABLE_END_MARKER};
 use crate::codec::key;
 use crate::codec::property::PropertyReader;
-use crate::engine::Advance;
+use crate::engine::{Advance, ValueTest};
 use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan, Prefilter, Verdict};
 
 /// A query of one table: `$filter`, `$select`, `$top` and where to resume.
@@ -164,12 +164,12 @@ impl Table {
             // costs less.
             let step = if rows_rejected {
                 cursor
-                    .advance_where_or_pause(|value| offer.take(value))
+                    .advance_where_or_pause(&mut offer)
                     .map_err(TableError::from)?
             } else {
                 let step = cursor.advance_or_pause().map_err(TableError::from)?;
                 if step == Advance::Entry {
-                    offer.take(cursor.value());
+                    offer.wanted(cursor.value());
                 }
                 step
             };
@@ -255,22 +255,29 @@ struct RowOffer<'a> {
     /// Every row is taken: the page is full, or the row's key must be read first.
     take_all: bool,
     prefilter: Option<&'a Prefilter>,
-    /// The prefilter's answer for the last row tested.
+    /// The prefilter's answer for the row taken (`Maybe` until one is).
     verdict: Verdict,
 }
 
-impl RowOffer<'_> {
+impl ValueTest for RowOffer<'_> {
     /// Whether the row whose value is `value` is taken. Inlined into the engine's run loop,
     /// which calls it for every row it passes (a call per row was ~20 instructions).
     #[inline(always)]
-    fn take(&mut self, value: &[u8]) -> bool {
+    fn wanted(&mut self, value: &[u8]) -> bool {
         if self.take_all {
             return true;
         }
-        self.verdict = self
-            .prefilter
-            .map_or(Verdict::Maybe, |prefilter| prefilter.verdict(value));
-        self.verdict != Verdict::No
+        let verdict = match self.prefilter {
+            Some(prefilter) => prefilter.verdict(value),
+            None => Verdict::Maybe,
+        };
+        // Kept for the row taken only: the page reads it for that row alone, and a store
+        // per refused row was a memory write in the engine's loop.
+        if verdict == Verdict::No {
+            return false;
+        }
+        self.verdict = verdict;
+        true
     }
 }
 

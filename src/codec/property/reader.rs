@@ -78,6 +78,19 @@ impl<'a> PropertyReader<'a> {
         }
     }
 
+    /// The encoded frames after the header, and how many the header announces: for a
+    /// writer that walks them itself and leaves any frame it does not take to
+    /// [`Self::frames`] (nothing here checks their framing).
+    #[must_use]
+    pub fn frame_bytes(&self) -> (&'a [u8], usize) {
+        (
+            self.bytes
+                .get(self.header.body_offset..)
+                .unwrap_or_default(),
+            self.header.count,
+        )
+    }
+
     /// The value of property `name` (case-sensitive), borrowed from the input. The 64 KiB
     /// limits of String and Binary are checked when the value is made owned
     /// ([`ValueRef::to_value`]), not here.

@@ -71,11 +71,9 @@ pub(super) fn same_key(a: &[u8], b: &[u8]) -> bool {
 /// Whether `key < end`, given `end_word = head_word(end)`.
 #[inline(always)]
 pub(super) fn below(key: &[u8], end: &[u8], end_word: u64) -> bool {
-    match head_word(key).cmp(&end_word) {
-        Ordering::Less => true,
-        Ordering::Greater => false,
-        Ordering::Equal => key < end,
-    }
+    // Tested as two compares, not through an `Ordering` (which was built and matched).
+    let word = head_word(key);
+    word < end_word || (word == end_word && key < end)
 }
 
 #[cfg(test)]

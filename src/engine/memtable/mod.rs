@@ -11,7 +11,7 @@ use parking_lot::RwLock;
 
 use self::skiplist::{NodeRef, SkipList, SkipPos};
 use super::batch::BatchOp;
-use super::{RangeTombstone, Seq, ValueKind};
+use super::{RangeTombstone, RunVisitor, Seq, ValueKind};
 
 /// Bytes charged for a range tombstone on top of its bounds.
 const ENTRY_OVERHEAD_BYTES: usize = 64;
@@ -204,15 +204,14 @@ impl MemCursor {
     }
 
     /// Steps on, as [`MemCursor::step`] does, while `in_bounds` holds for the next key,
-    /// handing each entry reached to `visit(same_key_as_previous, seq, kind, value)` until
-    /// it returns true. The walk keeps its nodes in locals and stores the cursor's
+    /// handing each entry reached to `visit` ([`RunVisitor::visit`]) until it returns true. The walk keeps its nodes in locals and stores the cursor's
     /// position once at the end: a filtered scan passes most entries, and per-entry stores
     /// and reloads of the position were a good part of each step.
     #[inline(always)]
     pub fn run_while(
         &mut self,
         in_bounds: impl Fn(&[u8]) -> bool,
-        mut visit: impl FnMut(bool, Seq, ValueKind, &[u8]) -> bool,
+        visit: &mut impl RunVisitor,
     ) -> MemRun {
         let list = &self.mem.list;
         // SAFETY: as in `node`: `pos` was set from a node of `list`, which `self.mem` keeps.
@@ -232,7 +231,7 @@ impl MemCursor {
                 previous.len() == key.len() && previous.last() == key.last() && previous == key;
             (left, here) = (here, next);
             run.moved = true;
-            if visit(same, next.seq(), next.kind(), next.value()) {
+            if visit.visit(same, next.seq(), next.kind(), next.value()) {
                 run.stopped = true;
                 break;
             }

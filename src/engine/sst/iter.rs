@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::block::BlockCursor;
 use super::{SstEntry, SstReader};
-use crate::engine::{Result, Seq, ValueKind};
+use crate::engine::{Result, RunVisitor, Seq, ValueKind};
 
 /// A forward iterator over an SST's entries.
 ///
@@ -154,8 +154,8 @@ impl SstIter {
 
     /// Walks the rest of the current block in one tight loop, for a caller that knows no
     /// other source holds a key below `below` (`None`: no other source left): each entry
-    /// after the current one is handed to `stop(same_key_as_previous, seq, kind, value)`
-    /// until it returns true, which leaves the iterator on that entry (`Ok(Some(true))`), or
+    /// after the current one is handed to `stop` ([`RunVisitor::visit`]) until it returns
+    /// true, which leaves the iterator on that entry (`Ok(Some(true))`), or
     /// the block ends with the iterator on its last entry (`Ok(Some(false))`). `Ok(None)`,
     /// with nothing moved, when the block cannot be walked so: not positioned, at its last
     /// entry, the block reaching the upper bound, or the block's separator not below `below`.
@@ -166,7 +166,7 @@ impl SstIter {
     pub fn run_block(
         &mut self,
         below: Option<&[u8]>,
-        mut stop: impl FnMut(bool, Seq, ValueKind, &[u8]) -> bool,
+        stop: &mut impl RunVisitor,
     ) -> Result<Option<bool>> {
         if self.done || self.start.is_some() || self.block_idx >= self.end_block {
             return Ok(None);
@@ -190,7 +190,7 @@ impl SstIter {
                 self.cursor = None;
                 return Err(err);
             }
-            if stop(
+            if stop.visit(
                 cursor.same_key_as_previous(),
                 cursor.seq(),
                 cursor.kind(),

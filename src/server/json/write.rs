@@ -1,14 +1,17 @@
 //! Writing entities as JSON, either from an owned [`StoredEntity`] or straight from a stored
 //! row's property bytes ([`RowRef`]); both go through one writer, so their bytes are equal.
 
+mod frames;
 mod int;
 mod metadata_member;
 mod plain;
 
 use std::fmt::Write as _;
 
+use self::frames::push_usual_frames;
 use self::int::write_int;
 use self::metadata_member::write_metadata_member;
+pub(super) use self::plain::push_ascii_array;
 use self::plain::{push_ascii, push_plain};
 use super::stamp::push_iso_colons_escaped;
 use super::stamp::{PARTITION_KEY_NAME, StampText};
@@ -323,6 +326,13 @@ impl<'a> EntityWriter<'a> {
     /// A [`CodecError`] for corrupt property bytes; `out` then holds a partial object.
     pub fn write_row(&mut self, out: &mut String, row: &RowRef<'_>) -> Result<(), CodecError> {
         self.write_head(out, (row.partition_key, row.row_key), row.timestamp);
+        if self.select.is_none() {
+            let (frames, count) = row.properties.frame_bytes();
+            if push_usual_frames(out, frames, count) {
+                out.push('}');
+                return Ok(());
+            }
+        }
         for frame in row.properties.frames() {
             let frame = frame?;
             let name = frame.name_bytes();

@@ -10,6 +10,19 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 
 /// Appends `value` in decimal, without the general formatter: two digits per division.
 pub(super) fn write_int(out: &mut String, value: i64) {
+    let (digits, at) = format_int(value);
+    if value < 0 {
+        out.push('-');
+    }
+    let digits = digits.get(at..).unwrap_or_default();
+    // SAFETY: every byte is an ASCII digit, written by `format_int`, and ASCII is UTF-8 (a
+    // checked conversion costs more than formatting a small number).
+    out.push_str(unsafe { std::str::from_utf8_unchecked(digits) });
+}
+
+/// The decimal digits of `value`'s magnitude, ending the array, and where they start.
+#[inline(always)]
+pub(super) fn format_int(value: i64) -> ([u8; 20], usize) {
     let pair = |n: u64| {
         usize::try_from(n)
             .ok()
@@ -40,11 +53,5 @@ pub(super) fn write_int(out: &mut String, value: i64) {
             *slot = b'0' + u8::try_from(rest).unwrap_or(0);
         }
     }
-    if value < 0 {
-        out.push('-');
-    }
-    let digits = digits.get(at..).unwrap_or_default();
-    // SAFETY: every byte is an ASCII digit, written above, and ASCII is UTF-8 (a checked
-    // conversion costs more than formatting a small number).
-    out.push_str(unsafe { std::str::from_utf8_unchecked(digits) });
+    (digits, at)
 }
