@@ -101,3 +101,28 @@ def test_secondary_location_reads_the_same_data_and_refuses_writes(endpoint, cre
     with pytest.raises(HttpResponseError) as err:
         secondary.upsert_entity({"PartitionKey": "p", "RowKey": "s"})
     assert err.value.status_code == 403
+
+
+def test_service_properties_account_sas_reads_with_r_and_sets_only_with_w(endpoint, credential, service, target):
+    if target == "azurite":
+        pytest.skip("Azurite does not check account SAS scopes on service properties")
+    from datetime import datetime, timedelta, timezone
+
+    from azure.core.credentials import AzureSasCredential
+    from azure.data.tables import AccountSasPermissions, ResourceTypes, TableServiceClient, generate_account_sas
+
+    def client(**permission):
+        sas = generate_account_sas(
+            credential,
+            resource_types=ResourceTypes(service=True),
+            permission=AccountSasPermissions(**permission),
+            expiry=datetime.now(timezone.utc) + timedelta(hours=1),
+        )
+        return TableServiceClient(endpoint=endpoint, credential=AzureSasCredential(sas))
+
+    reader = client(read=True)
+    assert reader.get_service_properties()["cors"] == service.get_service_properties()["cors"]
+    with pytest.raises(HttpResponseError) as err:
+        reader.set_service_properties(cors=[])
+    assert err.value.status_code == 403
+    client(write=True).set_service_properties(cors=[])

@@ -30,7 +30,11 @@ pub enum Access {
     CreateTable,
     /// Delete a table (account SAS `d`).
     DeleteTable,
-    /// Anything that needs the account key (ACLs, service properties).
+    /// Get service properties or stats (account SAS with resource type `s`, `r`).
+    ServiceRead,
+    /// Set service properties (account SAS with resource type `s`, `w`).
+    ServiceWrite,
+    /// Anything that needs the account key (table ACLs).
     KeyOnly,
 }
 
@@ -248,6 +252,7 @@ impl Sas {
                         return Err(deny("this operation needs the account key".to_owned()));
                     }
                     Access::ListTables | Access::CreateTable | Access::DeleteTable => 'c',
+                    Access::ServiceRead | Access::ServiceWrite => 's',
                     _ => 'o',
                 };
                 if !resource_types.contains(needed) {
@@ -263,6 +268,8 @@ impl Sas {
             Access::Delete | Access::DeleteTable => has('d'),
             Access::ListTables => has('l') || has('r'),
             Access::CreateTable => has('c') || has('w') || has('a'),
+            Access::ServiceRead => has('r'),
+            Access::ServiceWrite => has('w'),
             Access::KeyOnly => false,
         };
         if !granted {
@@ -341,6 +348,49 @@ mod tests {
                 Err(ServerError::AuthorizationPermissionMismatch { .. })
             ));
         }
+    }
+
+    #[test]
+    fn sas_account_service_operations_need_resource_type_s_and_r_or_w() {
+        let sas = |resource_types: &str, permissions: &str| Sas {
+            scope: SasScope::Account {
+                resource_types: resource_types.to_owned(),
+            },
+            permissions: permissions.to_owned(),
+            range: KeyRange::default(),
+        };
+        assert!(
+            sas("s", "r")
+                .authorize(Access::ServiceRead, None, None)
+                .is_ok()
+        );
+        assert!(
+            sas("s", "w")
+                .authorize(Access::ServiceWrite, None, None)
+                .is_ok()
+        );
+        for (types, permissions, access) in [
+            ("co", "rw", Access::ServiceRead),
+            ("s", "w", Access::ServiceRead),
+            ("s", "r", Access::ServiceWrite),
+            ("sco", "rwdlacu", Access::KeyOnly),
+        ] {
+            assert!(
+                matches!(
+                    sas(types, permissions).authorize(access, None, None),
+                    Err(ServerError::AuthorizationPermissionMismatch { .. })
+                ),
+                "{types} {permissions} {access:?}"
+            );
+        }
+        let table = Sas {
+            scope: SasScope::Table {
+                table: "t".to_owned(),
+            },
+            permissions: "raud".to_owned(),
+            range: KeyRange::default(),
+        };
+        assert!(table.authorize(Access::ServiceRead, None, None).is_err());
     }
 
     #[test]

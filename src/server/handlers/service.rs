@@ -15,14 +15,14 @@ const XML_CONTENT_TYPE: &str = "application/xml";
 
 /// Get Table Service Properties.
 pub fn get_properties(ctx: &Context<'_>) -> Result<Reply> {
-    ctx.principal.authorize(Access::KeyOnly, None, None)?;
+    ctx.principal.authorize(Access::ServiceRead, None, None)?;
     let properties = service_properties::load(&ctx.state.account)?;
     Ok(Reply::status(200).body(XML_CONTENT_TYPE, service_properties::to_xml(&properties)))
 }
 
 /// Set Table Service Properties: the sections the body has replace the stored ones.
 pub fn set_properties(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
-    ctx.principal.authorize(Access::KeyOnly, None, None)?;
+    ctx.principal.authorize(Access::ServiceWrite, None, None)?;
     let text = std::str::from_utf8(body).map_err(|_| ServerError::InvalidXmlDocument {
         reason: "the body is not UTF-8".to_owned(),
     })?;
@@ -37,7 +37,7 @@ pub fn set_properties(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
 /// Get Table Service Stats: the secondary location is this same file, so replication is live
 /// and every write acknowledged so far is on it.
 pub fn get_stats(ctx: &Context<'_>) -> Result<Reply> {
-    ctx.principal.authorize(Access::KeyOnly, None, None)?;
+    ctx.principal.authorize(Access::ServiceRead, None, None)?;
     let now = httpdate::fmt_http_date(std::time::SystemTime::now());
     let xml = format!(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication>\
