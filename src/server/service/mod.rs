@@ -124,6 +124,19 @@ impl Job {
     }
 }
 
+/// The primary path inside `/{account}-secondary/{account}/...` (the Python SDK's host swap
+/// for a path-style endpoint), if `path` has that form.
+fn secondary_swapped_path<'p>(path: &'p str, account: &str) -> Option<&'p str> {
+    let rest = path
+        .strip_prefix('/')?
+        .strip_prefix(account)?
+        .strip_prefix(SECONDARY_SUFFIX)?;
+    rest.strip_prefix('/')?
+        .strip_prefix(account)?
+        .starts_with('/')
+        .then_some(rest)
+}
+
 /// Parses, authenticates and reads the body of a request; runs its operation here when that
 /// is cheaper than a worker (see below).
 async fn prepare(
@@ -141,26 +154,32 @@ async fn prepare(
     }
     // Borrowed from the request's parts, which the blocking worker takes whole if it runs
     // the operation: copies of them were two allocations per request.
-    let path = parts.uri.path();
+    // `{account}-secondary` is the read-only secondary location the SDKs ask for service
+    // stats (and any read, with `location_mode="secondary"`); here it is the same file. It
+    // comes in two forms: an endpoint naming it (`/{account}-secondary/...`, signed as sent),
+    // and the Python SDK's swap of the host of a path-style endpoint for the secondary one,
+    // which puts it in front of the primary path (`/{account}-secondary/{account}/...`) and
+    // signs the primary path: that form is read as the primary path it signed.
+    let (path, swapped) = match secondary_swapped_path(parts.uri.path(), &state.name) {
+        Some(primary) => (primary, true),
+        None => (parts.uri.path(), false),
+    };
     let target = route::parse(path, parts.uri.query())?;
     let method = parts.method.as_str();
-    if target.account != state.name {
-        // `{account}-secondary` is the read-only secondary location the SDKs ask for service
-        // stats (and any read, with `location_mode="secondary"`); here it is the same file.
-        let secondary = target
+    let secondary = swapped
+        || target
             .account
             .strip_suffix(SECONDARY_SUFFIX)
             .is_some_and(|name| name == state.name);
-        if !secondary {
-            return Err(ServerError::AuthenticationFailed {
-                reason: format!("the request names account {:?}", target.account),
-            });
-        }
-        if !matches!(parts.method, Method::GET | Method::HEAD) {
-            return Err(ServerError::AuthorizationPermissionMismatch {
-                reason: format!("the secondary location {:?} is read-only", target.account),
-            });
-        }
+    if target.account != state.name && !secondary {
+        return Err(ServerError::AuthenticationFailed {
+            reason: format!("the request names account {:?}", target.account),
+        });
+    }
+    if secondary && !matches!(parts.method, Method::GET | Method::HEAD) {
+        return Err(ServerError::AuthorizationPermissionMismatch {
+            reason: format!("the secondary location of {:?} is read-only", state.name),
+        });
     }
     let principal = auth::authenticate(
         Credentials {
@@ -289,5 +308,35 @@ fn is_bounded_write(method: &str, target: &route::Target) -> bool {
         Resource::Entities(_) => method == "POST" && target.param("comp").is_none(),
         Resource::Batch => method == "POST",
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::secondary_swapped_path;
+
+    #[test]
+    fn secondary_swapped_path_is_the_primary_path_behind_the_secondary_account() {
+        let account = "devstoreaccount1";
+        for (path, primary) in [
+            (
+                "/devstoreaccount1-secondary/devstoreaccount1/",
+                Some("/devstoreaccount1/"),
+            ),
+            (
+                "/devstoreaccount1-secondary/devstoreaccount1/people(PartitionKey='a',RowKey='b')",
+                Some("/devstoreaccount1/people(PartitionKey='a',RowKey='b')"),
+            ),
+            // An endpoint naming the secondary (signed as sent) is not the swapped form, even
+            // for a table named like the account.
+            ("/devstoreaccount1-secondary/people", None),
+            ("/devstoreaccount1-secondary/devstoreaccount1", None),
+            ("/devstoreaccount1-secondary/devstoreaccount1()", None),
+            ("/devstoreaccount1/devstoreaccount1/", None),
+            ("/other-secondary/devstoreaccount1/", None),
+            ("", None),
+        ] {
+            assert_eq!(secondary_swapped_path(path, account), primary, "{path}");
+        }
     }
 }
