@@ -168,7 +168,7 @@ impl ServerError {
         if let Self::Table(TableError::Model(ModelError::TableNameLength { .. })) = self {
             return "The specified resource name length is not within the permissible limits.";
         }
-        service_sentence(self.code())
+        code_sentence(self.code())
     }
 
     /// What strata knows about this error beyond the service's sentence.
@@ -199,7 +199,7 @@ impl From<ModelError> for ServerError {
 
 /// The service's sentence for error `code` (its documented wording; `InvalidResourceName`
 /// keeps the service's own misspelling, which the Python SDK matches).
-fn service_sentence(code: &str) -> &'static str {
+fn code_sentence(code: &str) -> &'static str {
     match code {
         "AuthenticationFailed" => {
             "Server failed to authenticate the request. Make sure the value of the Authorization \

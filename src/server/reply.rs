@@ -113,14 +113,10 @@ pub fn error_message(error: &ServerError) -> String {
 }
 
 fn message_with_index(error: &ServerError, index: Option<usize>) -> String {
-    let detail = error.detail();
-    let detail = match index {
-        Some(index) => detail
-            .strip_prefix(&format!("{index}:"))
-            .map_or(detail.clone(), str::to_owned),
-        None => detail,
-    };
     let prefix = index.map(|index| format!("{index}:")).unwrap_or_default();
+    let detail = error.detail();
+    // A detail that already starts with the index (a batch operation's own error) keeps one.
+    let detail = detail.strip_prefix(prefix.as_str()).unwrap_or(&detail);
     format!("{prefix}{} ({detail})", error.service_sentence())
 }
 
