@@ -17,8 +17,10 @@ pub const ACL_BODY_MAX_BYTES: usize = 64 * 1024;
 /// this is generous; the emulator's small header limit is a known gap we must not have.
 pub const URL_MAX_BYTES: usize = 32 * 1024;
 
-/// hyper's read buffer: bounds the request line plus all headers of one request.
-pub const HEADER_BUFFER_MAX_BYTES: usize = 64 * 1024;
+/// hyper's read buffer: bounds the request line plus all headers of one request, and holds
+/// an SDK batch of 100 typical entities (~80 KB) whole, so its body arrives as one piece read
+/// in one `recv` instead of being gathered from two (at 64 KiB every such batch was copied).
+pub const READ_BUFFER_MAX_BYTES: usize = 128 * 1024;
 
 /// A client must send all request headers within this time. Enforced per connection (see
 /// `idle`): a connection with no request begun and no response left to send is closed after

@@ -60,7 +60,7 @@ pub use service::State;
 
 use crate::table::Account;
 use limits::{
-    DEFAULT_ACCOUNT, DEFAULT_KEY, HEADER_BUFFER_MAX_BYTES, IDLE_CHECK_INTERVAL, IDLE_CHECKS,
+    DEFAULT_ACCOUNT, DEFAULT_KEY, IDLE_CHECK_INTERVAL, IDLE_CHECKS, READ_BUFFER_MAX_BYTES,
     SHUTDOWN_GRACE,
 };
 
@@ -132,7 +132,7 @@ pub async fn serve(listener: TcpListener, state: Arc<State>, shutdown: impl Futu
                 // arms a timer per request.
                 builder
                     .header_read_timeout(None)
-                    .max_buf_size(HEADER_BUFFER_MAX_BYTES);
+                    .max_buf_size(READ_BUFFER_MAX_BYTES);
                 let activity = Arc::new(idle::Activity::default());
                 let requests = Arc::clone(&activity);
                 let connection = builder.serve_connection(
