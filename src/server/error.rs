@@ -27,6 +27,12 @@ pub enum ServerError {
         /// What the credentials lack.
         reason: String,
     },
+    /// A write sent to the read-only secondary location (`/{account}-secondary/...`).
+    #[error("the secondary location of {account:?} is read-only")]
+    SecondaryIsReadOnly {
+        /// The account.
+        account: String,
+    },
     /// The path names no resource of the service.
     #[error("the requested URI does not represent any resource on the server: {path:?}")]
     InvalidUri {
@@ -127,7 +133,9 @@ impl ServerError {
         match self {
             Self::Table(error) => error.azure_code(),
             Self::AuthenticationFailed { .. } => "AuthenticationFailed",
-            Self::AuthorizationPermissionMismatch { .. } => "AuthorizationPermissionMismatch",
+            Self::AuthorizationPermissionMismatch { .. } | Self::SecondaryIsReadOnly { .. } => {
+                "AuthorizationPermissionMismatch"
+            }
             Self::InvalidUri { .. } | Self::UrlTooLong { .. } => "InvalidUri",
             Self::UnsupportedHttpVerb { .. } => "UnsupportedHttpVerb",
             Self::InvalidInput { .. } | Self::BodyReadFailed { .. } => "InvalidInput",
@@ -145,7 +153,9 @@ impl ServerError {
     pub fn status(&self) -> u16 {
         match self {
             Self::Table(error) => error.http_status(),
-            Self::AuthenticationFailed { .. } | Self::AuthorizationPermissionMismatch { .. } => 403,
+            Self::AuthenticationFailed { .. }
+            | Self::AuthorizationPermissionMismatch { .. }
+            | Self::SecondaryIsReadOnly { .. } => 403,
             Self::UrlTooLong { .. } => 414,
             Self::UnsupportedHttpVerb { .. } => 405,
             Self::RequestBodyTooLarge { .. } => 413,
@@ -165,7 +175,20 @@ impl ServerError {
     /// into its own `ValueError`, and adds hints to authentication and missing-table errors).
     #[must_use]
     pub fn service_sentence(&self) -> &'static str {
-        if let Self::Table(TableError::Model(ModelError::TableNameLength { .. })) = self {
+        if let Self::SecondaryIsReadOnly { .. } = self {
+            // The service's words, which the official SDK's tests look for.
+            return "Write operations are not allowed.";
+        }
+        let mut table_error = match self {
+            Self::Table(error) => Some(error),
+            _ => None,
+        };
+        // A batch operation's error is worded as the operation's own (the SDK matches the
+        // name-length sentence in a failed batch too).
+        while let Some(TableError::BatchOperationFailed { source, .. }) = table_error {
+            table_error = Some(source.as_ref());
+        }
+        if let Some(TableError::Model(ModelError::TableNameLength { .. })) = table_error {
             return "The specified resource name length is not within the permissible limits.";
         }
         code_sentence(self.code())

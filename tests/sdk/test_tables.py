@@ -121,6 +121,18 @@ def test_table_name_invalid_is_rejected(service, name, target):
     assert name not in {t.name for t in service.list_tables()}
 
 
+@pytest.mark.parametrize("name", ["1table", "aa", "a" * 64, "my_table"])
+def test_table_name_invalid_is_rejected_by_acl_and_batch_too(service, name, azurite_gap):
+    # The official suite's test_table_name_errors: every operation on a badly named table is
+    # the name-rule error (which the SDK turns into its ValueError), not a missing table.
+    azurite_gap("answers a missing table for a bad name")
+    client = service.get_table_client(name)
+    with pytest.raises(ValueError, match="Storage table names must be alphanumeric"):
+        client.get_table_access_policy()
+    with pytest.raises(ValueError, match="Storage table names must be alphanumeric"):
+        client.submit_transaction([("upsert", {"PartitionKey": "A", "RowKey": "B"})])
+
+
 def test_table_name_reserved_tables_is_rejected(service, azurite_gap):
     azurite_gap("creates a table named 'Tables'")
     with pytest.raises((ValueError, HttpResponseError)) as err:
