@@ -130,7 +130,9 @@ impl DateTime {
                 zoned.push_str(input);
                 zoned.push('Z');
                 Self::parse(&zoned).map_err(|error| match error {
-                    ModelError::Parse { what, reason, .. } => ModelError::parse(what, input, reason),
+                    ModelError::Parse { what, reason, .. } => {
+                        ModelError::parse(what, input, reason)
+                    }
                     other => other,
                 })
             }

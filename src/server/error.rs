@@ -33,6 +33,30 @@ pub enum ServerError {
         /// The account.
         account: String,
     },
+    /// A path below a table's (`/{account}/{table}/...`) that is not an insert: the service
+    /// reads the rest as a key predicate of the wrong arity.
+    #[error("the path {path:?} names a resource below table {table:?}")]
+    KeyCountMismatch {
+        /// The table the first segment names.
+        table: String,
+        /// The offending path (cut short).
+        path: String,
+    },
+    /// A body of a media type the operation cannot read (a batch posted below a table).
+    #[error("the media type {content_type:?} is not supported here")]
+    MediaTypeNotSupported {
+        /// The request's `Content-Type`.
+        content_type: String,
+    },
+    /// A query parameter whose value the resource does not take (`restype=service` below the
+    /// account).
+    #[error("query parameter {name}={value:?} does not apply to this resource")]
+    InvalidQueryParameterValue {
+        /// The parameter.
+        name: String,
+        /// Its value.
+        value: String,
+    },
     /// The path names no resource of the service.
     #[error("the requested URI does not represent any resource on the server: {path:?}")]
     InvalidUri {
@@ -138,7 +162,11 @@ impl ServerError {
             }
             Self::InvalidUri { .. } | Self::UrlTooLong { .. } => "InvalidUri",
             Self::UnsupportedHttpVerb { .. } => "UnsupportedHttpVerb",
-            Self::InvalidInput { .. } | Self::BodyReadFailed { .. } => "InvalidInput",
+            Self::InvalidInput { .. }
+            | Self::BodyReadFailed { .. }
+            | Self::KeyCountMismatch { .. } => "InvalidInput",
+            Self::MediaTypeNotSupported { .. } => "MediaTypeNotSupported",
+            Self::InvalidQueryParameterValue { .. } => "InvalidQueryParameterValue",
             Self::InvalidHeaderValue { .. } => "InvalidHeaderValue",
             Self::InvalidXmlDocument { .. } => "InvalidXmlDocument",
             Self::MissingRequiredHeader { .. } => "MissingRequiredHeader",
@@ -159,8 +187,11 @@ impl ServerError {
             Self::UrlTooLong { .. } => 414,
             Self::UnsupportedHttpVerb { .. } => 405,
             Self::RequestBodyTooLarge { .. } => 413,
+            Self::MediaTypeNotSupported { .. } => 415,
             Self::Internal { .. } | Self::CorruptRow { .. } => 500,
-            Self::InvalidUri { .. }
+            Self::KeyCountMismatch { .. }
+            | Self::InvalidQueryParameterValue { .. }
+            | Self::InvalidUri { .. }
             | Self::InvalidInput { .. }
             | Self::InvalidHeaderValue { .. }
             | Self::InvalidXmlDocument { .. }
@@ -175,9 +206,15 @@ impl ServerError {
     /// into its own `ValueError`, and adds hints to authentication and missing-table errors).
     #[must_use]
     pub fn service_sentence(&self) -> &'static str {
-        if let Self::SecondaryIsReadOnly { .. } = self {
-            // The service's words, which the official SDK's tests look for.
-            return "Write operations are not allowed.";
+        // Errors that share a code with others but are worded apart (the official SDK's tests
+        // look for these words).
+        match self {
+            Self::SecondaryIsReadOnly { .. } => return "Write operations are not allowed.",
+            Self::KeyCountMismatch { .. } => {
+                return "The number of keys specified in the URI does not match number of key \
+                        properties for the resource.";
+            }
+            _ => {}
         }
         let mut table_error = match self {
             Self::Table(error) => Some(error),
@@ -234,6 +271,10 @@ fn code_sentence(code: &str) -> &'static str {
         "InvalidUri" => "The requested URI does not represent any resource on the server.",
         "UnsupportedHttpVerb" => "The resource doesn't support specified Http Verb.",
         "InvalidInput" => "One of the request inputs is not valid.",
+        "MediaTypeNotSupported" => "None of the provided media types are supported.",
+        "InvalidQueryParameterValue" => {
+            "Value for one of the query parameters specified in the request URI is invalid."
+        }
         "InvalidHeaderValue" => {
             "The value for one of the HTTP headers is not in the correct format."
         }

@@ -316,12 +316,14 @@ mod tests {
 
     #[test]
     fn body_keys_annotated_other_than_string_refuse_an_insert_only() {
-        let body = br#"{"PartitionKey":"2022-04-01T09:30:45Z","PartitionKey@odata.type":"Edm.DateTime",
+        let body =
+            br#"{"PartitionKey":"2022-04-01T09:30:45Z","PartitionKey@odata.type":"Edm.DateTime",
             "RowKey":"r","RowKey@odata.type":"Edm.String"}"#;
         assert!(super::parse_entity(body, None).is_err());
         // An update names its keys in the URL: the body's keys are not read.
         assert!(super::parse_entity(body, Some(("p", "r"))).is_ok());
-        let strings = br#"{"PartitionKey":"p","PartitionKey@odata.type":"Edm.String","RowKey":"r"}"#;
+        let strings =
+            br#"{"PartitionKey":"p","PartitionKey@odata.type":"Edm.String","RowKey":"r"}"#;
         assert!(super::parse_entity(strings, None).is_ok());
     }
 

@@ -7,7 +7,8 @@
   preparer reads them, defaulting to the emulator's well-known devstoreaccount1.
 - Sleeps: the suite waits 10-45 s in live mode for the service's propagation delays; they are
   capped at STRATA_OFFICIAL_MAX_SLEEP seconds (default 0).
-- Skips: SKIPPED_FILES and SKIPPED_TESTS below, each with its reason.
+- Skips: SKIPPED_FILES and SKIPPED_TESTS below, each with its reason; KNOWN_DIFFERENCES are
+  tests strata fails on purpose, run as strict expected failures.
 """
 
 import os
@@ -86,6 +87,20 @@ SKIPPED_TESTS = {
 }
 
 
+_SELECT_RETURNS_KEYS = (
+    "strata differs from the service on purpose (SPEC section 6, left alone so far): $select also "
+    "returns PartitionKey and RowKey, the service only the selected properties, and the test "
+    "compares the entity with {'age': 39, 'ratio': 3.1}"
+)
+
+# Tests that fail because strata deliberately differs from the service: expected to fail, and
+# strictly (once strata changes, the test passes and the run fails until the entry goes).
+KNOWN_DIFFERENCES = {
+    "test_table_entity.py::TestTableEntity::test_get_entity_with_select": _SELECT_RETURNS_KEYS,
+    "test_table_entity_async.py::TestTableEntityAsync::test_get_entity_with_select": _SELECT_RETURNS_KEYS,
+}
+
+
 def _endpoint():
     endpoint = os.environ.get("STRATA_TABLE_ENDPOINT")
     if not endpoint:
@@ -154,6 +169,8 @@ def pytest_collection_modifyitems(session, config, items):
             module.time = capped
     for item in items:
         path, _, test = item.nodeid.split("[")[0].partition("::")
-        reason = SKIPPED_TESTS.get("{}::{}".format(os.path.basename(path), test))
-        if reason:
-            item.add_marker(pytest.mark.skip(reason=reason))
+        name = "{}::{}".format(os.path.basename(path), test)
+        if name in SKIPPED_TESTS:
+            item.add_marker(pytest.mark.skip(reason=SKIPPED_TESTS[name]))
+        if name in KNOWN_DIFFERENCES:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[name]))
