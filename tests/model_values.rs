@@ -221,14 +221,23 @@ fn int32_wire_form_range_is_checked() {
 }
 
 #[test]
-fn boolean_wire_form_is_true_or_false() {
+fn boolean_wire_form_is_true_or_false_read_in_any_case() {
     assert_eq!(
         Value::from_wire(EdmType::Boolean, "true").unwrap(),
         Value::Boolean(true)
     );
     assert_eq!(Value::Boolean(false).to_wire(), "false");
-    assert!(Value::from_wire(EdmType::Boolean, "True").is_err());
+    // The service reads `"False"` (the official SDK's encoder tests send it).
+    assert_eq!(
+        Value::from_wire(EdmType::Boolean, "False").unwrap(),
+        Value::Boolean(false)
+    );
+    assert_eq!(
+        Value::from_wire(EdmType::Boolean, "TRUE").unwrap(),
+        Value::Boolean(true)
+    );
     assert!(Value::from_wire(EdmType::Boolean, "1").is_err());
+    assert!(Value::from_wire(EdmType::Boolean, " true").is_err());
 }
 
 #[test]
@@ -293,4 +302,20 @@ fn guid_and_datetime_wire_forms_delegate_to_their_parsers() {
         Value::from_wire(EdmType::DateTime, "1600-01-01T00:00:00Z"),
         Err(ModelError::DateTimeOutOfRange { .. })
     ));
+}
+
+#[test]
+fn datetime_value_without_a_designator_is_read_as_utc() {
+    // The service stores `2008-07-10T00:00:00` as that UTC instant (official SDK's
+    // test_entity_with_edmtypes); a bad value still names the text as sent.
+    assert_eq!(
+        Value::from_wire(EdmType::DateTime, "2008-07-10T00:00:00")
+            .unwrap()
+            .to_wire(),
+        "2008-07-10T00:00:00Z"
+    );
+    match Value::from_wire(EdmType::DateTime, "2008-13-10T00:00:00") {
+        Err(ModelError::Parse { input, .. }) => assert_eq!(input, "2008-13-10T00:00:00"),
+        other => panic!("{other:?}"),
+    }
 }

@@ -12,11 +12,12 @@
 
 mod sdk_support;
 
-use std::fs::{self, File};
 use std::path::PathBuf;
 use std::process::Command;
 
-use sdk_support::{Server, output_text, run_checked};
+use sdk_support::venv::{ensure_venv as ensure_venv_at, target_dir};
+use sdk_support::{Server, output_text};
+
 /// Seconds of load in the CI variant of the load test (the full run is 30 s; see load_test.py).
 const CI_LOAD_SECONDS: &str = "5";
 
@@ -28,55 +29,12 @@ fn sdk_dir() -> PathBuf {
     manifest_dir().join("tests").join("sdk")
 }
 
-/// `<target>/sdk-venv`, found from the integration-test temp dir so CARGO_TARGET_DIR is honoured.
-fn venv_dir() -> PathBuf {
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    tmp.parent().unwrap_or(&tmp).join("sdk-venv")
-}
-
-fn venv_python() -> PathBuf {
-    venv_dir().join("bin").join("python")
-}
-
-/// Creates or refreshes the venv; a marker holding the installed requirements makes reruns instant.
+/// `<target>/sdk-venv`, holding tests/sdk/requirements.txt.
 fn ensure_venv() -> PathBuf {
-    let venv = venv_dir();
-    let requirements = sdk_dir().join("requirements.txt");
-    let wanted = fs::read_to_string(&requirements).unwrap();
-    let marker = venv.join("strata-requirements.txt");
-    fs::create_dir_all(venv.parent().unwrap()).unwrap();
-    // Tests run in parallel threads and (under nextest) processes: one installs, the others wait.
-    let lock = File::create(venv.with_extension("lock")).unwrap();
-    lock.lock().unwrap();
-    let installed = fs::read_to_string(&marker).unwrap_or_default();
-    if installed != wanted || !venv_python().exists() {
-        let _ = fs::remove_file(&marker);
-        if !venv_python().exists() {
-            // `--clear`: a directory left half-made by an interrupted run is rebuilt whole.
-            run_checked(
-                Command::new("python3")
-                    .args(["-m", "venv", "--clear"])
-                    .arg(&venv),
-                "python3 -m venv (needs Python 3 with the venv module, e.g. apt install python3-venv)",
-            );
-        }
-        run_checked(
-            Command::new(venv_python())
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "-r",
-                ])
-                .arg(&requirements),
-            "pip install -r tests/sdk/requirements.txt",
-        );
-        fs::write(&marker, &wanted).unwrap();
-    }
-    lock.unlock().unwrap();
-    venv_python()
+    ensure_venv_at(
+        &target_dir().join("sdk-venv"),
+        &sdk_dir().join("requirements.txt"),
+    )
 }
 
 #[test]

@@ -9,6 +9,9 @@ use super::limits::{
 };
 use super::{EdmType, ModelError, Result};
 
+/// The parse failure of text that ends after the seconds, with no `Z` or `+00:00`.
+const MISSING_UTC_DESIGNATOR: &str = "missing the UTC designator 'Z' or '+00:00'";
+
 /// A UTC instant counted in 100 ns ticks since 0001-01-01T00:00:00Z (the .NET epoch), limited to
 /// the service's range 1601-01-01T00:00:00Z ..= 9999-12-31T23:59:59.9999999Z.
 ///
@@ -105,6 +108,38 @@ impl DateTime {
             .and_then(|t| Self::from_ticks(t).ok())
     }
 
+    /// [`DateTime::parse`], except that text without a UTC designator is read as UTC: the
+    /// service stores an `Edm.DateTime` property written as `2008-07-10T00:00:00` as that
+    /// instant in UTC (the official SDK's tests write one so).
+    ///
+    /// ```
+    /// use strata::model::DateTime;
+    /// assert_eq!(
+    ///     DateTime::parse_unzoned_as_utc("2008-07-10T00:00:00")?,
+    ///     DateTime::parse("2008-07-10T00:00:00Z")?
+    /// );
+    /// # Ok::<(), strata::model::ModelError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`DateTime::parse`], naming `input` as given.
+    pub fn parse_unzoned_as_utc(input: &str) -> Result<Self> {
+        match Self::parse(input) {
+            Err(ModelError::Parse { reason, .. }) if reason == MISSING_UTC_DESIGNATOR => {
+                let mut zoned = String::with_capacity(input.len() + 1);
+                zoned.push_str(input);
+                zoned.push('Z');
+                Self::parse(&zoned).map_err(|error| match error {
+                    ModelError::Parse { what, reason, .. } => {
+                        ModelError::parse(what, input, reason)
+                    }
+                    other => other,
+                })
+            }
+            parsed => parsed,
+        }
+    }
+
     /// Parses the ISO 8601 UTC form `YYYY-MM-DDThh:mm:ss[.f{1,7}](Z|+00:00)`.
     ///
     /// # Errors
@@ -159,7 +194,7 @@ impl DateTime {
         }
         match cur.rest {
             b"Z" | b"+00:00" => {}
-            [] => return Err(fail("missing the UTC designator 'Z' or '+00:00'")),
+            [] => return Err(fail(MISSING_UTC_DESIGNATOR)),
             _ => return Err(fail("expected 'Z' or '+00:00' at the end")),
         }
         if !(1..=12).contains(&month) {

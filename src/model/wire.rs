@@ -27,8 +27,8 @@ impl Value {
     /// | type | wire form |
     /// |---|---|
     /// | Binary | base64 (standard alphabet, padding optional) |
-    /// | Boolean | `true` / `false` |
-    /// | DateTime | ISO 8601 UTC, see [`DateTime::parse`] |
+    /// | Boolean | `true` / `false`, in any case |
+    /// | DateTime | ISO 8601 UTC, see [`DateTime::parse`]; without a designator, UTC |
     /// | Double | a decimal number (exponent allowed), `NaN`, `Infinity`, `-Infinity` |
     /// | Guid | `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` |
     /// | Int32, Int64 | decimal, optional leading `-` |
@@ -53,12 +53,12 @@ impl Value {
                 let bytes = BASE64.decode(text).map_err(|_| fail("not valid base64"))?;
                 Self::binary(bytes)
             }
-            EdmType::Boolean => match text {
-                "true" => Ok(Self::Boolean(true)),
-                "false" => Ok(Self::Boolean(false)),
-                _ => Err(fail("expected 'true' or 'false'")),
-            },
-            EdmType::DateTime => DateTime::parse(text).map(Self::DateTime),
+            // The service reads a Boolean's text in any case (`"False"`, as the official SDK's
+            // tests send it).
+            EdmType::Boolean if text.eq_ignore_ascii_case("true") => Ok(Self::Boolean(true)),
+            EdmType::Boolean if text.eq_ignore_ascii_case("false") => Ok(Self::Boolean(false)),
+            EdmType::Boolean => Err(fail("expected 'true' or 'false' (in any case)")),
+            EdmType::DateTime => DateTime::parse_unzoned_as_utc(text).map(Self::DateTime),
             EdmType::Double => parse_double(text)
                 .map(Self::Double)
                 .ok_or_else(|| fail("not a decimal number, 'NaN', 'Infinity' or '-Infinity'")),

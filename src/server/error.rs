@@ -27,6 +27,36 @@ pub enum ServerError {
         /// What the credentials lack.
         reason: String,
     },
+    /// A write sent to the read-only secondary location (`/{account}-secondary/...`).
+    #[error("the secondary location of {account:?} is read-only")]
+    SecondaryIsReadOnly {
+        /// The account.
+        account: String,
+    },
+    /// A path below a table's (`/{account}/{table}/...`) that is not an insert: the service
+    /// reads the rest as a key predicate of the wrong arity.
+    #[error("the path {path:?} names a resource below table {table:?}")]
+    KeyCountMismatch {
+        /// The table the first segment names.
+        table: String,
+        /// The offending path (cut short).
+        path: String,
+    },
+    /// A body of a media type the operation cannot read (a batch posted below a table).
+    #[error("the media type {content_type:?} is not supported here")]
+    MediaTypeNotSupported {
+        /// The request's `Content-Type`.
+        content_type: String,
+    },
+    /// A query parameter whose value the resource does not take (`restype=service` below the
+    /// account).
+    #[error("query parameter {name}={value:?} does not apply to this resource")]
+    InvalidQueryParameterValue {
+        /// The parameter.
+        name: String,
+        /// Its value.
+        value: String,
+    },
     /// The path names no resource of the service.
     #[error("the requested URI does not represent any resource on the server: {path:?}")]
     InvalidUri {
@@ -127,10 +157,16 @@ impl ServerError {
         match self {
             Self::Table(error) => error.azure_code(),
             Self::AuthenticationFailed { .. } => "AuthenticationFailed",
-            Self::AuthorizationPermissionMismatch { .. } => "AuthorizationPermissionMismatch",
+            Self::AuthorizationPermissionMismatch { .. } | Self::SecondaryIsReadOnly { .. } => {
+                "AuthorizationPermissionMismatch"
+            }
             Self::InvalidUri { .. } | Self::UrlTooLong { .. } => "InvalidUri",
             Self::UnsupportedHttpVerb { .. } => "UnsupportedHttpVerb",
-            Self::InvalidInput { .. } | Self::BodyReadFailed { .. } => "InvalidInput",
+            Self::InvalidInput { .. }
+            | Self::BodyReadFailed { .. }
+            | Self::KeyCountMismatch { .. } => "InvalidInput",
+            Self::MediaTypeNotSupported { .. } => "MediaTypeNotSupported",
+            Self::InvalidQueryParameterValue { .. } => "InvalidQueryParameterValue",
             Self::InvalidHeaderValue { .. } => "InvalidHeaderValue",
             Self::InvalidXmlDocument { .. } => "InvalidXmlDocument",
             Self::MissingRequiredHeader { .. } => "MissingRequiredHeader",
@@ -145,12 +181,17 @@ impl ServerError {
     pub fn status(&self) -> u16 {
         match self {
             Self::Table(error) => error.http_status(),
-            Self::AuthenticationFailed { .. } | Self::AuthorizationPermissionMismatch { .. } => 403,
+            Self::AuthenticationFailed { .. }
+            | Self::AuthorizationPermissionMismatch { .. }
+            | Self::SecondaryIsReadOnly { .. } => 403,
             Self::UrlTooLong { .. } => 414,
             Self::UnsupportedHttpVerb { .. } => 405,
             Self::RequestBodyTooLarge { .. } => 413,
+            Self::MediaTypeNotSupported { .. } => 415,
             Self::Internal { .. } | Self::CorruptRow { .. } => 500,
-            Self::InvalidUri { .. }
+            Self::KeyCountMismatch { .. }
+            | Self::InvalidQueryParameterValue { .. }
+            | Self::InvalidUri { .. }
             | Self::InvalidInput { .. }
             | Self::InvalidHeaderValue { .. }
             | Self::InvalidXmlDocument { .. }
@@ -165,7 +206,26 @@ impl ServerError {
     /// into its own `ValueError`, and adds hints to authentication and missing-table errors).
     #[must_use]
     pub fn service_sentence(&self) -> &'static str {
-        if let Self::Table(TableError::Model(ModelError::TableNameLength { .. })) = self {
+        // Errors that share a code with others but are worded apart (the official SDK's tests
+        // look for these words).
+        match self {
+            Self::SecondaryIsReadOnly { .. } => return "Write operations are not allowed.",
+            Self::KeyCountMismatch { .. } => {
+                return "The number of keys specified in the URI does not match number of key \
+                        properties for the resource.";
+            }
+            _ => {}
+        }
+        let mut table_error = match self {
+            Self::Table(error) => Some(error),
+            _ => None,
+        };
+        // A batch operation's error is worded as the operation's own (the SDK matches the
+        // name-length sentence in a failed batch too).
+        while let Some(TableError::BatchOperationFailed { source, .. }) = table_error {
+            table_error = Some(source.as_ref());
+        }
+        if let Some(TableError::Model(ModelError::TableNameLength { .. })) = table_error {
             return "The specified resource name length is not within the permissible limits.";
         }
         code_sentence(self.code())
@@ -211,6 +271,10 @@ fn code_sentence(code: &str) -> &'static str {
         "InvalidUri" => "The requested URI does not represent any resource on the server.",
         "UnsupportedHttpVerb" => "The resource doesn't support specified Http Verb.",
         "InvalidInput" => "One of the request inputs is not valid.",
+        "MediaTypeNotSupported" => "None of the provided media types are supported.",
+        "InvalidQueryParameterValue" => {
+            "Value for one of the query parameters specified in the request URI is invalid."
+        }
         "InvalidHeaderValue" => {
             "The value for one of the HTTP headers is not in the correct format."
         }

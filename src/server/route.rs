@@ -45,6 +45,15 @@ pub enum Resource {
     },
     /// `/{account}/$batch`: an entity group transaction.
     Batch,
+    /// `/{account}/{table}/{rest}`: a path below a table's, as an account URL that wrongly
+    /// ends with a table name yields (`/{account}/{table}/Tables`). The service reads the first
+    /// segment as the table and answers in its terms.
+    BelowTable {
+        /// The first segment, read as a table name.
+        table: CompactString,
+        /// The path after it.
+        rest: CompactString,
+    },
 }
 
 impl Resource {
@@ -52,7 +61,10 @@ impl Resource {
     #[must_use]
     pub fn table(&self) -> Option<&str> {
         match self {
-            Self::Table(table) | Self::Entities(table) | Self::Entity { table, .. } => Some(table),
+            Self::Table(table)
+            | Self::Entities(table)
+            | Self::Entity { table, .. }
+            | Self::BelowTable { table, .. } => Some(table),
             Self::Service | Self::Tables | Self::Batch => None,
         }
     }
@@ -183,7 +195,15 @@ fn parse_resource(resource: &str) -> Option<Resource> {
     // The whole rest of the path (~40 bytes for an entity): long enough for `memchr` to beat
     // the byte loop of the short pieces below.
     if memchr::memchr(b'/', resource.as_bytes()).is_some() {
-        return None;
+        let (table, rest) = split_at_byte(resource, b'/')?;
+        let names_a_table = !table.is_empty()
+            && table != "Tables"
+            && table != "$batch"
+            && find_byte(table, b'(').is_none();
+        return names_a_table.then(|| Resource::BelowTable {
+            table: table.into(),
+            rest: rest.into(),
+        });
     }
     if resource == "$batch" {
         return Some(Resource::Batch);
@@ -419,12 +439,35 @@ mod tests {
     }
 
     #[test]
+    fn route_a_path_below_a_table_names_that_table() {
+        for (path, table, rest) in [
+            ("/a/t/extra", "t", "extra"),
+            (
+                "/a/mytable/Tables('mytable')",
+                "mytable",
+                "Tables('mytable')",
+            ),
+            ("/a/a//", "a", ""),
+        ] {
+            assert_eq!(
+                parse(path, None).unwrap().resource,
+                Resource::BelowTable {
+                    table: table.into(),
+                    rest: rest.into()
+                },
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
     fn route_malformed_paths_are_invalid_uri() {
         for path in [
             "/a/t(PartitionKey='x')",
             "/a/t(PartitionKey='x,RowKey='y')",
             "/a/t(Foo='x',RowKey='y')",
-            "/a/t/extra",
+            "/a/Tables/extra",
+            "/a/t()/extra",
             "/%FF/t",
             "//t",
         ] {

@@ -101,6 +101,8 @@ def test_secondary_location_reads_the_same_data_and_refuses_writes(endpoint, cre
     with pytest.raises(HttpResponseError) as err:
         secondary.upsert_entity({"PartitionKey": "p", "RowKey": "s"})
     assert err.value.status_code == 403
+    # The service's words, which the official suite's test_table_client_location_mode checks.
+    assert "Write operations are not allowed." in str(err.value)
 
 
 def test_service_properties_account_sas_reads_with_r_and_sets_only_with_w(endpoint, credential, service, target):

@@ -121,6 +121,51 @@ def test_table_name_invalid_is_rejected(service, name, target):
     assert name not in {t.name for t in service.list_tables()}
 
 
+@pytest.mark.parametrize("name", ["1table", "aa", "a" * 64, "my_table"])
+def test_table_name_invalid_is_rejected_by_acl_and_batch_too(service, name, azurite_gap):
+    # The official suite's test_table_name_errors: every operation on a badly named table is
+    # the name-rule error (which the SDK turns into its ValueError), not a missing table.
+    azurite_gap("answers a missing table for a bad name")
+    client = service.get_table_client(name)
+    with pytest.raises(ValueError, match="Storage table names must be alphanumeric"):
+        client.get_table_access_policy()
+    with pytest.raises(ValueError, match="Storage table names must be alphanumeric"):
+        client.submit_transaction([("upsert", {"PartitionKey": "A", "RowKey": "B"})])
+
+
+def test_table_account_url_ending_with_a_table_name_gets_the_services_answers(
+    endpoint, credential, azurite_gap
+):
+    # The official suite's test_client_with_url_ends_with_table_name (client, batch, service
+    # properties): the service reads /{account}/{table}/... as that table's, and the SDK adds
+    # "Please check your account URL." to its answers.
+    azurite_gap("answers InvalidUri for paths below a table")
+    from azure.data.tables import TableClient, TableServiceClient
+
+    name = unique_table_name("urltable")
+    bad_url = f"{endpoint}/{name}"
+    wrong = TableClient(bad_url, name, credential=credential)
+    with pytest.raises(ResourceNotFoundError, match="Please check your account URL"):
+        wrong.create_table()
+    with TableClient(endpoint, name, credential=credential) as right:
+        right.create_table()
+        try:
+            with pytest.raises(HttpResponseError, match="values are not specified") as err:
+                wrong.create_table()
+            assert "Please check your account URL" in str(err.value)
+            with pytest.raises(HttpResponseError, match="does not match number of key properties"):
+                wrong.delete_table()
+            with pytest.raises(HttpResponseError) as err:
+                wrong.submit_transaction([("upsert", {"PartitionKey": "p", "RowKey": "r"})])
+            assert err.value.status_code == 415
+            assert err.value.error_code == "MediaTypeNotSupported"
+            with pytest.raises(HttpResponseError, match="URI is invalid"):
+                TableServiceClient(bad_url, credential=credential).get_service_properties()
+            assert list(right.list_entities()) == []
+        finally:
+            right.delete_table()
+
+
 def test_table_name_reserved_tables_is_rejected(service, azurite_gap):
     azurite_gap("creates a table named 'Tables'")
     with pytest.raises((ValueError, HttpResponseError)) as err:

@@ -5,7 +5,10 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
+from azure.core.exceptions import HttpResponseError
 from azure.data.tables import EdmType, EntityProperty
+
+from conftest import code_of
 
 GUID = uuid.UUID("c9da6455-213d-42c9-9a79-3e9149a57833")
 DT7 = "2024-02-29T13:14:15.1234567Z"
@@ -141,3 +144,38 @@ def test_types_filter_missing_property_never_matches_even_ne(table, azurite_gap)
     azurite_gap("'ne' matches entities without the property")
     seed_typed(table)
     assert rks(table, "Flag ne true") == ["b"]
+
+
+def test_types_boolean_text_is_read_in_any_case_and_datetime_without_designator_as_utc(table):
+    # The official suite's test_encoder_*_tuples/_raw and test_entity_with_edmtypes send these.
+    table.upsert_entity(
+        {
+            "PartitionKey": "p1",
+            "RowKey": "r1",
+            "B": EntityProperty("False", EdmType.BOOLEAN),
+            "BUpper": EntityProperty("TRUE", EdmType.BOOLEAN),
+            "Since": EntityProperty("2008-07-10T00:00:00", EdmType.DATETIME),
+        }
+    )
+    got = table.get_entity("p1", "r1")
+    assert got["B"] is False
+    assert got["BUpper"] is True
+    assert got["Since"] == datetime(2008, 7, 10, tzinfo=timezone.utc)
+    with pytest.raises(HttpResponseError) as err:
+        table.upsert_entity({"PartitionKey": "p1", "RowKey": "r2", "B": EntityProperty("yes", EdmType.BOOLEAN)})
+    assert err.value.status_code == 400
+
+
+def test_types_keys_annotated_other_than_string_refuse_an_insert_not_an_upsert(table, azurite_gap):
+    # The official suite's test_encoder_*_complex_keys: a DateTime/Guid-typed key in an insert
+    # body is a 400; an upsert names its keys in the URL and succeeds.
+    azurite_gap("accepts keys annotated with other types")
+    key_time = datetime(2022, 4, 1, 9, 30, 45, tzinfo=timezone.utc)
+    with pytest.raises(HttpResponseError) as err:
+        table.create_entity({"PartitionKey": key_time, "RowKey": GUID})
+    assert err.value.status_code == 400
+    assert code_of(err.value) == "InvalidInput"
+    table.upsert_entity({"PartitionKey": key_time, "RowKey": GUID, "Data": True})
+    (stored,) = list(table.list_entities())
+    assert stored["PartitionKey"] == "2022-04-01T09:30:45.000000Z"
+    assert stored["RowKey"] == str(GUID)

@@ -4,6 +4,8 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod venv;
+
 use std::fs::File;
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -17,7 +17,7 @@ use super::handlers::{Context, parse_if_match};
 use super::json::{Links, Members, encode_entity_reusing, parse_entity_reusing, write_entity};
 use super::reply::Reply;
 use super::route::{self, Resource};
-use crate::model::{PartitionKey, RowKey};
+use crate::model::{PartitionKey, RowKey, TableName};
 use crate::table::{IfMatch, OpKind, TableError};
 
 pub use parse::BatchOperation;
@@ -110,6 +110,14 @@ fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
             partition_key,
             row_key,
         } => Ok((table, Some((partition_key, row_key)))),
+        // A bad name is reported as the name rule (`.../a//(...)`), as outside a batch.
+        Resource::BelowTable { table, .. } => {
+            TableName::new(&table)?;
+            Err(ServerError::invalid(format!(
+                "{} {} is not an entity operation",
+                op.method, op.path
+            )))
+        }
         _ => Err(ServerError::invalid(format!(
             "{} {} is not an entity operation",
             op.method, op.path

@@ -1,6 +1,7 @@
 //! Get and Set Table ACL: `GET|PUT /{account}/{table}?comp=acl`.
 
 use super::Context;
+use crate::model::TableName;
 use crate::server::acl;
 use crate::server::auth::Access;
 use crate::server::error::{Result, ServerError};
@@ -10,7 +11,11 @@ use crate::table::TableError;
 /// `Content-Type` of ACL bodies.
 const XML_CONTENT_TYPE: &str = "application/xml";
 
+/// The table must exist; a name the rules refuse is reported as such first (the service's
+/// `InvalidResourceName` / `OutOfRangeInput`, which the SDKs turn into their name-rule error),
+/// not as a missing table.
 fn require_table(ctx: &Context<'_>, table: &str) -> Result<()> {
+    TableName::new(table)?;
     if ctx.state.account.table_exists(table) {
         Ok(())
     } else {

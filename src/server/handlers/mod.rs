@@ -2,6 +2,7 @@
 //! They run on blocking worker threads (the table layer does synchronous I/O).
 
 mod acl;
+mod below_table;
 mod entities;
 mod query;
 mod service;
@@ -183,6 +184,16 @@ pub fn dispatch(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
             "table name {table:?} is reserved by the server"
         )));
     }
+    // The service's answer to a service operation sent below the account (an account URL
+    // that ends with a table name): the SDK adds its "check your account URL" hint to it.
+    if let Some(restype @ "service") = ctx.target.param("restype")
+        && ctx.target.resource != Resource::Service
+    {
+        return Err(ServerError::InvalidQueryParameterValue {
+            name: "restype".to_owned(),
+            value: restype.to_owned(),
+        });
+    }
     let unsupported = || ServerError::UnsupportedHttpVerb {
         method: ctx.method.to_owned(),
     };
@@ -213,6 +224,7 @@ pub fn dispatch(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
             }
         }
         (Resource::Batch, "POST") => super::batch::execute(ctx, body),
+        (Resource::BelowTable { table, rest }, _) => below_table::dispatch(ctx, table, rest, body),
         (Resource::Service, "GET") if is_service_properties(ctx) => service::get_properties(ctx),
         (Resource::Service, "GET") if is_service_stats(ctx) => service::get_stats(ctx),
         (Resource::Service, "PUT") if is_service_properties(ctx) => {

@@ -171,6 +171,24 @@ fn entity_keys<'a>(
             Some(_) => Err(ServerError::invalid(format!("{name} must be a string"))),
         }
     };
+    // Keys are strings: the service refuses an insert whose body keys are annotated with
+    // another type (a DateTime or Guid PartitionKey); where the URL names the keys (update,
+    // merge, upsert) the body's keys and their annotations are not read.
+    let body_key_annotations = [
+        ("PartitionKey", "PartitionKey@odata.type"),
+        ("RowKey", "RowKey@odata.type"),
+    ];
+    for (name, annotation) in body_key_annotations.iter().filter(|_| url_keys.is_none()) {
+        match members.get(annotation) {
+            None | Some(Scalar::Null) => {}
+            Some(Scalar::Str(s)) if s.as_ref() == EDM_STRING => {}
+            Some(_) => {
+                return Err(ServerError::invalid(format!(
+                    "{name} must be an {EDM_STRING}, not annotated otherwise"
+                )));
+            }
+        }
+    }
     let body_pk = key("PartitionKey")?;
     let body_rk = key("RowKey")?;
     match (url_keys, body_pk, body_rk) {
@@ -294,6 +312,19 @@ mod tests {
         assert!(super::parse_entity(bad, None).is_err());
         let reserved = br#"{"PartitionKey":"p","RowKey":"r","bad-name":1}"#;
         assert!(super::parse_entity(reserved, None).is_err());
+    }
+
+    #[test]
+    fn body_keys_annotated_other_than_string_refuse_an_insert_only() {
+        let body =
+            br#"{"PartitionKey":"2022-04-01T09:30:45Z","PartitionKey@odata.type":"Edm.DateTime",
+            "RowKey":"r","RowKey@odata.type":"Edm.String"}"#;
+        assert!(super::parse_entity(body, None).is_err());
+        // An update names its keys in the URL: the body's keys are not read.
+        assert!(super::parse_entity(body, Some(("p", "r"))).is_ok());
+        let strings =
+            br#"{"PartitionKey":"p","PartitionKey@odata.type":"Edm.String","RowKey":"r"}"#;
+        assert!(super::parse_entity(strings, None).is_ok());
     }
 
     #[test]

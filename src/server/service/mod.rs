@@ -177,8 +177,8 @@ async fn prepare(
         });
     }
     if secondary && !matches!(parts.method, Method::GET | Method::HEAD) {
-        return Err(ServerError::AuthorizationPermissionMismatch {
-            reason: format!("the secondary location of {:?} is read-only", state.name),
+        return Err(ServerError::SecondaryIsReadOnly {
+            account: state.name.to_string(),
         });
     }
     let principal = auth::authenticate(
