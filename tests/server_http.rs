@@ -412,6 +412,70 @@ fn server_query_tables_pages_with_next_table_name() {
     assert_eq!(filtered.json()["value"].as_array().unwrap().len(), 1);
 }
 
+#[test]
+fn server_select_returns_only_named_properties_at_every_metadata_level() {
+    let f = Fixture::new();
+    f.create_table("Picked");
+    let entity =
+        r#"{"PartitionKey":"p","RowKey":"r","n":1,"s":"v","d@odata.type":"Edm.Int64","d":"5"}"#;
+    assert_eq!(f.insert("Picked", entity).status, 201);
+    let point = "/Picked(PartitionKey='p',RowKey='r')?$select=n,RowKey,d";
+    for (level, expected) in [
+        ("nometadata", vec!["RowKey", "d", "n"]),
+        (
+            "minimalmetadata",
+            vec![
+                "RowKey",
+                "d",
+                "d@odata.type",
+                "n",
+                "odata.etag",
+                "odata.metadata",
+            ],
+        ),
+        (
+            "fullmetadata",
+            vec![
+                "RowKey",
+                "d",
+                "d@odata.type",
+                "n",
+                "odata.editLink",
+                "odata.etag",
+                "odata.id",
+                "odata.metadata",
+                "odata.type",
+            ],
+        ),
+    ] {
+        let accept = format!("application/json;odata={level}");
+        let got = f.send("GET", point, &[("Accept", accept.as_str())], None, true);
+        assert_eq!(got.status, 200, "{}", got.body);
+        let json = got.json();
+        let mut names: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        names.sort_unstable();
+        assert_eq!(names, expected, "{level}: {}", got.body);
+        assert!(got.header("ETag").is_some());
+    }
+    // In a feed without metadata the first selected member opens the object; `*` is all.
+    let accept = [("Accept", "application/json;odata=nometadata")];
+    let feed = f.send("GET", "/Picked()?$select=s", &accept, None, true);
+    assert_eq!(
+        feed.json()["value"][0],
+        serde_json::json!({"s": "v"}),
+        "{}",
+        feed.body
+    );
+    let all = f.send("GET", "/Picked()?$select=*", &accept, None, true);
+    assert_eq!(all.json()["value"][0]["PartitionKey"], "p", "{}", all.body);
+    assert_eq!(all.json()["value"][0]["s"], "v", "{}", all.body);
+}
+
 fn batch_body(ops: &[String]) -> String {
     let mut body =
         String::from("--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_c\r\n\r\n");

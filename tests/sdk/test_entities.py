@@ -44,8 +44,18 @@ def test_entity_get_missing_is_resource_not_found(table):
 def test_entity_get_with_select_projects(table):
     table.create_entity(entity(A="a", B="b", C=3))
     got = table.get_entity("p1", "r1", select=["A", "C"])
-    assert got["A"] == "a" and got["C"] == 3
-    assert "B" not in got
+    # Only what is named, as the service answers: no keys unless selected.
+    assert dict(got) == {"A": "a", "C": 3}
+    assert got.metadata["etag"]
+
+
+def test_entity_get_with_select_of_system_properties_returns_them(table):
+    table.create_entity(entity(A="a", B="b"))
+    got = table.get_entity("p1", "r1", select=["RowKey", "B", "Timestamp"])
+    assert dict(got) == {"RowKey": "r1", "B": "b"}
+    assert got.metadata["timestamp"] is not None
+    everything = table.get_entity("p1", "r1", select=["*"])
+    assert dict(everything) == {"PartitionKey": "p1", "RowKey": "r1", "A": "a", "B": "b"}
 
 
 def test_entity_upsert_replace_drops_other_properties(table):

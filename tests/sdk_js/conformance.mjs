@@ -156,11 +156,13 @@ await check("typed filters match: DateTime, Guid, Int64, Binary, Boolean, Double
   }
 });
 
-await check("a point read with select returns only the keys, Timestamp and the selected", async () => {
+await check("a point read with select returns only the selected properties", async () => {
   const entity = await table.getEntity("p1", "r1", { queryOptions: { select: ["int32", "text"] } });
   assert.equal(entity.int32, 42);
   assert.equal(entity.text, typed.text);
   assert.equal(entity.double, undefined);
+  assert.equal(entity.partitionKey, undefined);
+  assert.ok(entity.etag);
 });
 
 await check("a missing entity is 404 ResourceNotFound", async () => {

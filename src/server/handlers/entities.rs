@@ -133,17 +133,16 @@ pub fn delete(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply
     Ok(Reply::status(204))
 }
 
-/// The custom property names of a `$select` (system properties always come back).
+/// The property names of a `$select`, system ones included: the service returns only what it
+/// names (and the ETag). `None` (every property) without one, or for `*` or no name at all.
 pub(super) fn select_list(select: Option<&str>) -> Option<Vec<String>> {
-    select.map(|text| {
-        text.split(',')
-            .map(str::trim)
-            .filter(|name| {
-                !name.is_empty() && !matches!(*name, "PartitionKey" | "RowKey" | "Timestamp")
-            })
-            .map(str::to_owned)
-            .collect()
-    })
+    let names: Vec<String> = select?
+        .split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!names.is_empty() && !names.iter().any(|name| name == "*")).then_some(names)
 }
 
 /// Point query: `GET /{account}/{table}(PartitionKey='..',RowKey='..')`, written straight

@@ -5,6 +5,7 @@ mod frames;
 mod int;
 mod metadata_member;
 mod plain;
+mod selected;
 
 use std::fmt::Write as _;
 
@@ -267,7 +268,7 @@ pub fn write_entity(
 
 /// Appends the stored row `row` as one JSON object at `metadata`, reading its values where
 /// they lie: the same bytes [`write_entity`] writes for the decoded entity. With `select`,
-/// only those custom properties (keys and Timestamp always).
+/// only the properties it names, system ones included, beside the metadata members.
 ///
 /// # Errors
 /// A [`CodecError`] for corrupt property bytes; `out` then holds a partial object.
@@ -301,7 +302,7 @@ pub struct EntityWriter<'a> {
 
 impl<'a> EntityWriter<'a> {
     /// A writer at `metadata`; `in_feed` leaves out `odata.metadata`, `select` keeps only
-    /// those custom properties.
+    /// the properties it names (PartitionKey, RowKey and Timestamp too).
     #[must_use]
     pub fn new(
         metadata: Metadata,
@@ -325,8 +326,12 @@ impl<'a> EntityWriter<'a> {
     /// # Errors
     /// A [`CodecError`] for corrupt property bytes; `out` then holds a partial object.
     pub fn write_row(&mut self, out: &mut String, row: &RowRef<'_>) -> Result<(), CodecError> {
-        self.write_head(out, (row.partition_key, row.row_key), row.timestamp);
-        if self.select.is_none() {
+        let start = out.len();
+        let keys = (row.partition_key, row.row_key);
+        if let Some(names) = self.select {
+            self.write_selected_head(out, keys, row.timestamp, names);
+        } else {
+            self.write_head(out, keys, row.timestamp);
             let (frames, count) = row.properties.frame_bytes();
             if push_usual_frames(out, frames, count) {
                 out.push('}');
@@ -371,7 +376,11 @@ impl<'a> EntityWriter<'a> {
             };
             write_property(out, self.metadata, name, &frame.value_ref()?)?;
         }
-        out.push('}');
+        if self.select.is_some() {
+            Self::close_selected(out, start);
+        } else {
+            out.push('}');
+        }
         Ok(())
     }
 
@@ -422,6 +431,17 @@ impl<'a> EntityWriter<'a> {
 
     /// Opens the object and writes what precedes the custom properties: metadata, keys and
     /// Timestamp.
+    /// Counts a row begun and sets its Timestamp texts. A writer outside a feed usually
+    /// writes one row (a single-entity response): its texts are kept for copying from its
+    /// second row on.
+    fn begin_row(&mut self, timestamp: DateTime) {
+        let kept = self.in_feed || {
+            self.rows_headed += 1;
+            self.rows_headed > 1
+        };
+        self.stamp.set(timestamp, kept);
+    }
+
     fn write_head(
         &mut self,
         out: &mut String,
@@ -429,13 +449,7 @@ impl<'a> EntityWriter<'a> {
         timestamp: DateTime,
     ) {
         let (metadata, links) = (self.metadata, self.links);
-        // A writer outside a feed usually writes one row (a single-entity response): its
-        // Timestamp texts are kept for copying from its second row on.
-        let kept = self.in_feed || {
-            self.rows_headed += 1;
-            self.rows_headed > 1
-        };
-        self.stamp.set(timestamp, kept);
+        self.begin_row(timestamp);
         out.push('{');
         match metadata {
             Metadata::None => out.push_str("\"PartitionKey\":"),

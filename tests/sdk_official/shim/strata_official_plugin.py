@@ -87,18 +87,10 @@ SKIPPED_TESTS = {
 }
 
 
-_SELECT_RETURNS_KEYS = (
-    "strata differs from the service on purpose (SPEC section 6, left alone so far): $select also "
-    "returns PartitionKey and RowKey, the service only the selected properties, and the test "
-    "compares the entity with {'age': 39, 'ratio': 3.1}"
-)
-
 # Tests that fail because strata deliberately differs from the service: expected to fail, and
-# strictly (once strata changes, the test passes and the run fails until the entry goes).
-KNOWN_DIFFERENCES = {
-    "test_table_entity.py::TestTableEntity::test_get_entity_with_select": _SELECT_RETURNS_KEYS,
-    "test_table_entity_async.py::TestTableEntityAsync::test_get_entity_with_select": _SELECT_RETURNS_KEYS,
-}
+# strictly (once strata changes, the test passes and the run fails until the entry goes). None
+# now: `$select` returning the keys too was the last, until strata returned only what is named.
+KNOWN_DIFFERENCES: dict = {}
 
 
 def _endpoint():
