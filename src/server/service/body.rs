@@ -6,7 +6,7 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::HeaderMap;
 use hyper::body::Incoming;
-use hyper::header::CONTENT_LENGTH;
+use hyper::header::{CONTENT_LENGTH, EXPECT};
 
 use super::super::error::{Result, ServerError};
 use super::super::limits::{
@@ -65,7 +65,14 @@ pub(super) async fn read_body(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|len| len > limit as u64) {
-        discard_rest(body, declared);
+        // A client waiting for `100 Continue` has sent no body: the 413 alone answers it.
+        let waits_for_continue = headers
+            .get(EXPECT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+        if !waits_for_continue {
+            discard_rest(body, declared);
+        }
         return Err(ServerError::RequestBodyTooLarge { limit });
     }
     let declared = declared.and_then(|len| usize::try_from(len).ok());
