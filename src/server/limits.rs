@@ -10,6 +10,13 @@ pub const ENTITY_BODY_MAX_BYTES: usize = 4 * 1024 * 1024;
 /// Largest `$batch` request body, as the service documents (4 MiB).
 pub const BATCH_BODY_MAX_BYTES: usize = 4 * 1024 * 1024;
 
+/// Most bytes of a refused (over-limit) body read and dropped after the 413 is sent: a client
+/// still uploading it then reads the 413, not a connection reset; a larger one is cut off.
+pub const REFUSED_BODY_DISCARD_MAX_BYTES: usize = 16 * 1024 * 1024;
+
+/// Longest wait for the next piece of a refused body before the connection is closed.
+pub const REFUSED_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Largest Set Table ACL body: five policies of XML are a few KiB.
 pub const ACL_BODY_MAX_BYTES: usize = 64 * 1024;
 

@@ -6,10 +6,13 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::HeaderMap;
 use hyper::body::Incoming;
-use hyper::header::CONTENT_LENGTH;
+use hyper::header::{CONTENT_LENGTH, EXPECT};
 
 use super::super::error::{Result, ServerError};
-use super::super::limits::{BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT};
+use super::super::limits::{
+    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, REFUSED_BODY_DISCARD_MAX_BYTES,
+    REFUSED_BODY_IDLE_TIMEOUT,
+};
 use super::super::reply;
 
 /// A request body: hyper's bytes when they came in one piece, else a pooled buffer they were
@@ -50,9 +53,10 @@ enum GatherError<E> {
 }
 
 /// Reads a body of at most `limit` bytes within [`BODY_READ_TIMEOUT`]; a declared length
-/// over the limit is refused before reading anything.
+/// over the limit is refused before reading anything. The rest of a refused body is read and
+/// dropped in the background ([`discard_rest`]).
 pub(super) async fn read_body(
-    body: Incoming,
+    mut body: Incoming,
     headers: &HeaderMap,
     limit: usize,
 ) -> Result<RequestBody> {
@@ -61,16 +65,30 @@ pub(super) async fn read_body(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|len| len > limit as u64) {
+        // A client waiting for `100 Continue` has sent no body: the 413 alone answers it.
+        let waits_for_continue = headers
+            .get(EXPECT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+        if !waits_for_continue {
+            discard_rest(body, declared);
+        }
         return Err(ServerError::RequestBodyTooLarge { limit });
     }
     let declared = declared.and_then(|len| usize::try_from(len).ok());
-    let gather = std::pin::pin!(gather(body, declared, limit));
-    let first = BODY_READ_TIMEOUT.min(HEADER_READ_TIMEOUT);
-    match deadline(gather, first, BODY_READ_TIMEOUT).await {
+    let gathered = {
+        let gather = std::pin::pin!(gather(&mut body, declared, limit));
+        let first = BODY_READ_TIMEOUT.min(HEADER_READ_TIMEOUT);
+        deadline(gather, first, BODY_READ_TIMEOUT).await
+    };
+    match gathered {
         Err(_) => Err(ServerError::BodyReadFailed {
             reason: "the body did not arrive in time".to_owned(),
         }),
-        Ok(Err(GatherError::TooLarge)) => Err(ServerError::RequestBodyTooLarge { limit }),
+        Ok(Err(GatherError::TooLarge)) => {
+            discard_rest(body, None);
+            Err(ServerError::RequestBodyTooLarge { limit })
+        }
         Ok(Err(GatherError::Body(error))) => Err(ServerError::BodyReadFailed {
             reason: error.to_string(),
         }),
@@ -78,12 +96,36 @@ pub(super) async fn read_body(
     }
 }
 
+/// Reads and drops what is left of a refused body while its 413 is sent. Clients (Node's
+/// http among them) write the whole body before they read the answer: a server that closes
+/// with the body unread resets the connection, and the client reports EPIPE or ECONNRESET
+/// instead of the service's 413 `RequestBodyTooLarge`. A body declared or found longer than
+/// [`REFUSED_BODY_DISCARD_MAX_BYTES`], or one that stalls for [`REFUSED_BODY_IDLE_TIMEOUT`],
+/// is given up on and the connection closed, as before.
+fn discard_rest(mut body: Incoming, declared: Option<u64>) {
+    if declared.is_some_and(|len| len > REFUSED_BODY_DISCARD_MAX_BYTES as u64) {
+        return;
+    }
+    tokio::spawn(async move {
+        let mut left = REFUSED_BODY_DISCARD_MAX_BYTES;
+        while let Ok(Some(Ok(frame))) =
+            tokio::time::timeout(REFUSED_BODY_IDLE_TIMEOUT, body.frame()).await
+        {
+            let size = frame.data_ref().map_or(0, Bytes::len);
+            let Some(rest) = left.checked_sub(size) else {
+                break;
+            };
+            left = rest;
+        }
+    });
+}
+
 /// Gathers the data frames of `body` (at most `limit` bytes; `declared` sizes the buffer).
 /// A body that arrives in one frame is kept as it is; one in several (a batch's 30 KB come
 /// in two or three reads) is copied once into a pooled buffer, instead of into a fresh one
 /// whose pages the next batch faulted in again.
 async fn gather<B>(
-    mut body: B,
+    body: &mut B,
     declared: Option<usize>,
     limit: usize,
 ) -> std::result::Result<RequestBody, GatherError<B::Error>>
@@ -176,8 +218,8 @@ mod tests {
         declared: Option<usize>,
         limit: usize,
     ) -> std::result::Result<Vec<u8>, String> {
-        let body = Pieces(pieces.iter().copied().collect());
-        block_on_with_timers(gather(body, declared, limit))
+        let mut body = Pieces(pieces.iter().copied().collect());
+        block_on_with_timers(gather(&mut body, declared, limit))
             .map(|body| body.to_vec())
             .map_err(|error| match error {
                 GatherError::TooLarge => "too large".to_owned(),
