@@ -163,11 +163,13 @@ mod tests {
             table: "t",
         };
         let mut out = String::new();
-        // A `$select` of every name takes the general path for every frame.
+        // A `$select` of every name takes the general path for every frame; naming the
+        // Timestamp too ends the head with its member, as without a `$select`.
         let names: Vec<String> = properties
             .frames()
             .filter_map(Result::ok)
             .map(|frame| String::from_utf8_lossy(frame.name_bytes()).into_owned())
+            .chain(["Timestamp".to_owned()])
             .collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         EntityWriter::new(Metadata::Minimal, &links, true, Some(&names))
