@@ -27,6 +27,18 @@ pub enum ServerError {
         /// What the credentials lack.
         reason: String,
     },
+    /// An account SAS that does not grant the table service (`ss` without `t`).
+    #[error("this request is not authorized to use this service: {reason}")]
+    AuthorizationServiceMismatch {
+        /// What the SAS grants instead.
+        reason: String,
+    },
+    /// An account SAS whose resource types (`srt`) do not cover the operation.
+    #[error("this request is not authorized for this resource type: {reason}")]
+    AuthorizationResourceTypeMismatch {
+        /// The resource type the operation needs.
+        reason: String,
+    },
     /// A write sent to the read-only secondary location (`/{account}-secondary/...`).
     #[error("the secondary location of {account:?} is read-only")]
     SecondaryIsReadOnly {
@@ -160,6 +172,8 @@ impl ServerError {
             Self::AuthorizationPermissionMismatch { .. } | Self::SecondaryIsReadOnly { .. } => {
                 "AuthorizationPermissionMismatch"
             }
+            Self::AuthorizationServiceMismatch { .. } => "AuthorizationServiceMismatch",
+            Self::AuthorizationResourceTypeMismatch { .. } => "AuthorizationResourceTypeMismatch",
             Self::InvalidUri { .. } | Self::UrlTooLong { .. } => "InvalidUri",
             Self::UnsupportedHttpVerb { .. } => "UnsupportedHttpVerb",
             Self::InvalidInput { .. }
@@ -183,6 +197,8 @@ impl ServerError {
             Self::Table(error) => error.http_status(),
             Self::AuthenticationFailed { .. }
             | Self::AuthorizationPermissionMismatch { .. }
+            | Self::AuthorizationServiceMismatch { .. }
+            | Self::AuthorizationResourceTypeMismatch { .. }
             | Self::SecondaryIsReadOnly { .. } => 403,
             Self::UrlTooLong { .. } => 414,
             Self::UnsupportedHttpVerb { .. } => 405,
@@ -236,7 +252,9 @@ impl ServerError {
     pub fn detail(&self) -> String {
         match self {
             Self::AuthenticationFailed { reason }
-            | Self::AuthorizationPermissionMismatch { reason } => reason.clone(),
+            | Self::AuthorizationPermissionMismatch { reason }
+            | Self::AuthorizationServiceMismatch { reason }
+            | Self::AuthorizationResourceTypeMismatch { reason } => reason.clone(),
             other => other.to_string(),
         }
     }
@@ -267,6 +285,12 @@ fn code_sentence(code: &str) -> &'static str {
         }
         "AuthorizationPermissionMismatch" => {
             "This request is not authorized to perform this operation using this permission."
+        }
+        "AuthorizationServiceMismatch" => {
+            "This request is not authorized to perform this operation using this service."
+        }
+        "AuthorizationResourceTypeMismatch" => {
+            "This request is not authorized to perform this operation using this resource type."
         }
         "InvalidUri" => "The requested URI does not represent any resource on the server.",
         "UnsupportedHttpVerb" => "The resource doesn't support specified Http Verb.",

@@ -115,6 +115,42 @@ def test_auth_account_sas_read_only_refuses_writes(endpoint, credential, table):
     assert len(list(table.list_entities())) == 1
 
 
+def test_auth_account_sas_without_the_resource_type_is_resource_type_mismatch(endpoint, credential, table):
+    # Listing tables is a container ("c") operation; reading entities an object ("o") one.
+    sas = generate_account_sas(
+        credential,
+        resource_types=ResourceTypes(object=True),
+        permission=AccountSasPermissions(read=True, list=True),
+        expiry=now() + timedelta(hours=1),
+    )
+    service = TableServiceClient(endpoint=endpoint, credential=AzureSasCredential(sas))
+    refused = assert_refused(lambda: list(service.list_tables()))
+    assert code_of(refused) == "AuthorizationResourceTypeMismatch"
+    assert list(sas_table(endpoint, table.table_name, sas).list_entities()) == []
+
+
+def test_auth_account_sas_without_the_table_service_is_service_mismatch(endpoint, account_name, account_key, table):
+    # The SDK always signs ss=t; a SAS for the blob service alone is signed here by hand.
+    import base64
+    import hashlib
+    import hmac
+    from urllib.parse import quote
+
+    expiry = (now() + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fields = {"sp": "rl", "ss": "b", "srt": "sco", "se": expiry, "sv": "2019-02-02"}
+    to_sign = f"{account_name}\nrl\nb\nsco\n\n{expiry}\n\n\n2019-02-02\n"
+    key = base64.b64decode(account_key)
+    fields["sig"] = base64.b64encode(hmac.new(key, to_sign.encode(), hashlib.sha256).digest()).decode()
+    query = "&".join(f"{name}={quote(value, safe='')}" for name, value in fields.items())
+    request = urllib.request.Request(
+        f"{endpoint}/{table.table_name}()?{query}", headers={"Accept": "application/json;odata=nometadata"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(request, timeout=10)
+    assert err.value.code == 403
+    assert err.value.headers["x-ms-error-code"] == "AuthorizationServiceMismatch"
+
+
 def test_auth_account_sas_expired_is_refused(endpoint, credential, table):
     sas = generate_account_sas(
         credential,

@@ -122,9 +122,6 @@ pub fn verify_sas<'q>(
     let signature = param("sig").ok_or_else(|| fail("the SAS has no signature"))?;
     let (scope, mut permissions, mut start, mut expiry);
     if let Some(services) = param("ss") {
-        if !services.contains('t') {
-            return Err(fail("the account SAS does not grant the table service"));
-        }
         let base = format!(
             "{account}\n{}\n{services}\n{}\n{}\n{}\n{}\n{}\n{}\n",
             get("sp"),
@@ -138,6 +135,13 @@ pub fn verify_sas<'q>(
         let with_scope = format!("{base}\n");
         if !verify(key, &base, signature) && !verify(key, &with_scope, signature) {
             return Err(fail("the SAS signature does not match"));
+        }
+        // Checked once the signature holds, as the service does: an unsigned guess learns
+        // nothing of what a SAS grants.
+        if !services.contains('t') {
+            return Err(ServerError::AuthorizationServiceMismatch {
+                reason: format!("the account SAS grants the services {services:?}, not t (table)"),
+            });
         }
         scope = SasScope::Account {
             resource_types: get("srt").to_owned(),
@@ -223,7 +227,8 @@ impl Sas {
     /// entity `key` (if the operation names one).
     ///
     /// # Errors
-    /// [`ServerError::AuthorizationPermissionMismatch`] naming what is not granted.
+    /// [`ServerError::AuthorizationPermissionMismatch`] naming what is not granted, or
+    /// [`ServerError::AuthorizationResourceTypeMismatch`] for an account SAS's resource types.
     pub fn authorize(
         &self,
         access: Access,
@@ -256,7 +261,11 @@ impl Sas {
                     _ => 'o',
                 };
                 if !resource_types.contains(needed) {
-                    return Err(deny(format!("the SAS resource types lack {needed:?}")));
+                    return Err(ServerError::AuthorizationResourceTypeMismatch {
+                        reason: format!(
+                            "the SAS resource types {resource_types:?} lack {needed:?}"
+                        ),
+                    });
                 }
             }
         }
@@ -369,8 +378,11 @@ mod tests {
                 .authorize(Access::ServiceWrite, None, None)
                 .is_ok()
         );
+        assert!(matches!(
+            sas("co", "rw").authorize(Access::ServiceRead, None, None),
+            Err(ServerError::AuthorizationResourceTypeMismatch { .. })
+        ));
         for (types, permissions, access) in [
-            ("co", "rw", Access::ServiceRead),
             ("s", "w", Access::ServiceRead),
             ("s", "r", Access::ServiceWrite),
             ("sco", "rwdlacu", Access::KeyOnly),

@@ -91,6 +91,7 @@ pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
         Ok(reply) => Ok(reply),
         Err(
             error @ (ServerError::AuthorizationPermissionMismatch { .. }
+            | ServerError::AuthorizationResourceTypeMismatch { .. }
             | ServerError::AuthenticationFailed { .. }),
         ) => Err(error),
         Err(error) => Ok(respond(ctx, changeset, &[error_part(ctx, &error)])),
