@@ -242,6 +242,12 @@ fn server_table_errors_map_to_service_statuses_and_codes() {
         (missing.status, missing.error_code().as_str()),
         (404, "TableNotFound")
     );
+    // Deleting a missing table is the service's ResourceNotFound, not TableNotFound.
+    let gone = f.send("DELETE", "/Tables('Nothing')", &[], None, true);
+    assert_eq!(
+        (gone.status, gone.error_code().as_str()),
+        (404, "ResourceNotFound")
+    );
     assert_eq!(
         f.insert("Orders", r#"{"PartitionKey":"p","RowKey":"r"}"#)
             .status,

@@ -39,6 +39,13 @@ pub enum ServerError {
         /// The resource type the operation needs.
         reason: String,
     },
+    /// Delete Table of a table that does not exist: the service answers `ResourceNotFound`
+    /// there, not the `TableNotFound` of operations inside a table.
+    #[error("table {table:?} does not exist")]
+    TableToDeleteNotFound {
+        /// The name asked for.
+        table: String,
+    },
     /// A write sent to the read-only secondary location (`/{account}-secondary/...`).
     #[error("the secondary location of {account:?} is read-only")]
     SecondaryIsReadOnly {
@@ -173,6 +180,7 @@ impl ServerError {
                 "AuthorizationPermissionMismatch"
             }
             Self::AuthorizationServiceMismatch { .. } => "AuthorizationServiceMismatch",
+            Self::TableToDeleteNotFound { .. } => "ResourceNotFound",
             Self::AuthorizationResourceTypeMismatch { .. } => "AuthorizationResourceTypeMismatch",
             Self::InvalidUri { .. } | Self::UrlTooLong { .. } => "InvalidUri",
             Self::UnsupportedHttpVerb { .. } => "UnsupportedHttpVerb",
@@ -200,6 +208,7 @@ impl ServerError {
             | Self::AuthorizationServiceMismatch { .. }
             | Self::AuthorizationResourceTypeMismatch { .. }
             | Self::SecondaryIsReadOnly { .. } => 403,
+            Self::TableToDeleteNotFound { .. } => 404,
             Self::UrlTooLong { .. } => 414,
             Self::UnsupportedHttpVerb { .. } => 405,
             Self::RequestBodyTooLarge { .. } => 413,

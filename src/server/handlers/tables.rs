@@ -132,7 +132,13 @@ pub fn get(ctx: &Context<'_>, name: &str) -> Result<Reply> {
 /// Delete Table: `DELETE /{account}/Tables('name')`; its stored access policies go too.
 pub fn delete(ctx: &Context<'_>, name: &str) -> Result<Reply> {
     ctx.principal.authorize(Access::DeleteTable, None, None)?;
-    ctx.state.account.delete_table(name)?;
+    ctx.state
+        .account
+        .delete_table(name)
+        .map_err(|error| match error {
+            TableError::TableNotFound { table } => ServerError::TableToDeleteNotFound { table },
+            other => other.into(),
+        })?;
     acl::forget(&ctx.state.account, name)?;
     Ok(Reply::status(204))
 }
