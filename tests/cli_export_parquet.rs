@@ -5,68 +5,21 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 mod cli_support;
+mod sdk_support;
 
-use std::fs::{self, File};
 use std::path::PathBuf;
 use std::process::Command;
 
 use cli_support::Scratch;
+use sdk_support::venv::{ensure_venv, target_dir};
 
-/// The pyarrow pin used when the SDK requirements file is absent (same version as there).
-const PYARROW_ONLY: &str = "pyarrow==26.0.1\n";
-
-/// `<target>/sdk-venv`, found from the integration-test temp dir so CARGO_TARGET_DIR is honoured.
-fn venv_dir() -> PathBuf {
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    tmp.parent().unwrap_or(&tmp).join("sdk-venv")
-}
-
-/// The venv's python with pyarrow, installing it once (under the SDK suite's lock file).
+/// `<target>/sdk-venv` with pyarrow: the SDK conformance suite's venv, made or refreshed from
+/// the same pinned requirements by the same code.
 fn python_with_pyarrow() -> PathBuf {
-    let venv = venv_dir();
-    let python = venv.join("bin").join("python");
-    fs::create_dir_all(venv.parent().unwrap()).unwrap();
-    let lock = File::create(venv.with_extension("lock")).unwrap();
-    lock.lock().unwrap();
-    let has_pyarrow = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import pyarrow.parquet"])
-            .status()
-            .is_ok_and(|s| s.success());
-    if !has_pyarrow {
-        if !python.exists() {
-            let st = Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&venv)
-                .status()
-                .unwrap();
-            assert!(st.success(), "python3 -m venv failed");
-        }
-        let sdk_requirements =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/requirements.txt");
-        let requirements = if sdk_requirements.exists() {
-            sdk_requirements
-        } else {
-            let p = venv.with_extension("pyarrow-requirements.txt");
-            fs::write(&p, PYARROW_ONLY).unwrap();
-            p
-        };
-        let st = Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(&requirements)
-            .status()
-            .unwrap();
-        assert!(st.success(), "pip install pyarrow failed");
-    }
-    lock.unlock().unwrap();
-    python
+    ensure_venv(
+        &target_dir().join("sdk-venv"),
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/requirements.txt"),
+    )
 }
 
 /// Reads the Parquet file and prints, per row, every column as a comparable text.

@@ -442,6 +442,25 @@ impl<'a> EntityWriter<'a> {
         self.stamp.set(timestamp, kept);
     }
 
+    /// Appends the members a row at full metadata starts with after `odata.metadata`:
+    /// `odata.type`, `odata.id`, `odata.etag` and `odata.editLink` (no comma after the last).
+    fn write_full_metadata_members(
+        &self,
+        out: &mut String,
+        (partition_key, row_key): (&str, &str),
+    ) {
+        let links = self.links;
+        let address = format!("{}({})", links.table, key_predicate(partition_key, row_key));
+        out.push_str("\"odata.type\":");
+        write_str_parts(out, &[links.account, ".", links.table]);
+        out.push_str(",\"odata.id\":");
+        write_str_parts(out, &[links.base, "/", &address]);
+        out.push_str(",\"odata.etag\":");
+        self.stamp.push_etag_json(out);
+        out.push_str(",\"odata.editLink\":");
+        write_str(out, &address);
+    }
+
     fn write_head(
         &mut self,
         out: &mut String,
@@ -469,16 +488,7 @@ impl<'a> EntityWriter<'a> {
                     }
                 }
                 if metadata == Metadata::Full {
-                    let address =
-                        format!("{}({})", links.table, key_predicate(partition_key, row_key));
-                    out.push_str("\"odata.type\":");
-                    write_str_parts(out, &[links.account, ".", links.table]);
-                    out.push_str(",\"odata.id\":");
-                    write_str_parts(out, &[links.base, "/", &address]);
-                    out.push_str(",\"odata.etag\":");
-                    self.stamp.push_etag_json(out);
-                    out.push_str(",\"odata.editLink\":");
-                    write_str(out, &address);
+                    self.write_full_metadata_members(out, (partition_key, row_key));
                     out.push_str(PARTITION_KEY_NAME);
                 } else {
                     self.stamp.push_etag_member(out);

@@ -4,7 +4,7 @@
 
 use super::metadata_member::write_metadata_member;
 use super::plain::push_ascii;
-use super::{EntityWriter, key_predicate, write_str, write_str_parts};
+use super::{EntityWriter, write_str};
 use crate::model::DateTime;
 use crate::server::json::Metadata;
 use crate::server::json::stamp::PARTITION_KEY_NAME;
@@ -28,15 +28,7 @@ impl EntityWriter<'_> {
                 write_metadata_member(out, links);
             }
             if metadata == Metadata::Full {
-                let address = format!("{}({})", links.table, key_predicate(partition_key, row_key));
-                out.push_str("\"odata.type\":");
-                write_str_parts(out, &[links.account, ".", links.table]);
-                out.push_str(",\"odata.id\":");
-                write_str_parts(out, &[links.base, "/", &address]);
-                out.push_str(",\"odata.etag\":");
-                self.stamp.push_etag_json(out);
-                out.push_str(",\"odata.editLink\":");
-                write_str(out, &address);
+                self.write_full_metadata_members(out, (partition_key, row_key));
             } else {
                 out.push_str("\"odata.etag\":");
                 self.stamp.push_etag_json(out);
