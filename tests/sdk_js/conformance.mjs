@@ -202,6 +202,21 @@ await check("a stale ETag is 412 UpdateConditionNotSatisfied on update and delet
   await rejects(() => table.deleteEntity("p2", "a", { etag: stale }), 412, "UpdateConditionNotSatisfied");
 });
 
+await check("a weak ETag of another form is 412, a strong or unquoted one 400; neither writes", async () => {
+  const before = (await table.getEntity("p2", "a")).etag;
+  for (const etag of ['W/"wrong"', 'w/"wrong"']) {
+    await rejects(() => table.updateEntity({ partitionKey: "p2", rowKey: "a" }, "Replace", { etag }), 412, "UpdateConditionNotSatisfied");
+    await rejects(() => table.deleteEntity("p2", "a", { etag }), 412, "UpdateConditionNotSatisfied");
+  }
+  for (const etag of ['"wrong"', "wrong"]) {
+    await rejects(() => table.updateEntity({ partitionKey: "p2", rowKey: "a" }, "Merge", { etag }), 400, "InvalidInput");
+  }
+  const batch = new TableTransaction();
+  batch.updateEntity({ partitionKey: "p2", rowKey: "a" }, "Merge", { etag: 'W/"wrong"' });
+  await rejects(() => table.submitTransaction(batch.actions), 412);
+  assert.equal((await table.getEntity("p2", "a")).etag, before);
+});
+
 await check("updating a missing entity is 404; delete then delete again is 404", async () => {
   await rejects(() => table.updateEntity({ partitionKey: "p2", rowKey: "none" }, "Merge"), 404);
   await table.deleteEntity("p2", "a");
@@ -294,6 +309,14 @@ await check("a page resumed from its continuation token continues after the last
     await table.listEntities(query).byPage({ maxPageSize: 5, continuationToken: first.continuationToken }).next()
   ).value;
   assert.deepEqual(second.map((e) => e.n), [15, 16, 17, 18, 19]);
+});
+
+await check("an empty filter is no filter: every row and every table comes back", async () => {
+  const all = await collect(table.listEntities());
+  assert.ok(all.length > 0);
+  assert.equal((await collect(table.listEntities({ queryOptions: { filter: "" } }))).length, all.length);
+  const tables = await collect(service.listTables({ queryOptions: { filter: "" } }));
+  assert.ok(tables.some((t) => t.name === tableName));
 });
 
 await check("query tables with a filter and with paging", async () => {
