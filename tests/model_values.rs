@@ -170,6 +170,23 @@ fn double_wire_rejects_non_json_spellings() {
 }
 
 #[test]
+fn double_wire_refuses_a_number_beyond_the_double_range() {
+    for bad in ["1.797693134862316e308", "-1.797693134862316e308", "1e309"] {
+        let err = Value::from_wire(EdmType::Double, bad).unwrap_err();
+        assert_eq!(err.azure_code(), "InvalidInput", "{bad}");
+    }
+    assert_eq!(
+        Value::from_wire(EdmType::Double, "1.797693134862315e308").unwrap(),
+        Value::Double(1.797_693_134_862_315e308)
+    );
+    // Underflow is not an error: the value rounds to zero, as .NET parses it.
+    assert_eq!(
+        Value::from_wire(EdmType::Double, "1e-400").unwrap(),
+        Value::Double(0.0)
+    );
+}
+
+#[test]
 fn int64_wire_form_is_a_decimal_string() {
     assert_eq!(
         Value::from_wire(EdmType::Int64, "9223372036854775807").unwrap(),

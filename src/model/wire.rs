@@ -59,9 +59,9 @@ impl Value {
             EdmType::Boolean if text.eq_ignore_ascii_case("false") => Ok(Self::Boolean(false)),
             EdmType::Boolean => Err(fail("expected 'true' or 'false' (in any case)")),
             EdmType::DateTime => DateTime::parse_unzoned_as_utc(text).map(Self::DateTime),
-            EdmType::Double => parse_double(text)
-                .map(Self::Double)
-                .ok_or_else(|| fail("not a decimal number, 'NaN', 'Infinity' or '-Infinity'")),
+            EdmType::Double => parse_double(text).map(Self::Double).ok_or_else(|| {
+                fail("not a decimal number in the Double range, 'NaN', 'Infinity' or '-Infinity'")
+            }),
             EdmType::Guid => Guid::parse(text).map(Self::Guid),
             EdmType::Int32 => {
                 check_decimal(text).ok_or_else(|| fail("not a decimal integer"))?;
@@ -111,7 +111,9 @@ fn check_decimal(text: &str) -> Option<()> {
 }
 
 /// Parses a JSON-style number or one of the three special names. Rust's own spellings of
-/// the specials (`inf`, `nan`, ...) are not wire forms and are refused.
+/// the specials (`inf`, `nan`, ...) are not wire forms and are refused, and so is a number
+/// beyond the Double range (`"1.797693134862316e308"`): the service refuses it rather than
+/// store an infinity nobody sent (Azurite issue 2387, checked against the service).
 fn parse_double(text: &str) -> Option<f64> {
     match text {
         DOUBLE_NAN => Some(f64::NAN),
@@ -121,7 +123,7 @@ fn parse_double(text: &str) -> Option<f64> {
             .bytes()
             .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')) =>
         {
-            text.parse().ok()
+            text.parse().ok().filter(|d: &f64| d.is_finite())
         }
         _ => None,
     }

@@ -91,6 +91,14 @@ impl Target {
             .find(|(key, _)| key == name)
             .map(|(_, value)| value.as_str())
     }
+
+    /// The `$filter` option, or `None` when it is absent or empty.
+    ///
+    /// The service ignores an empty `$filter=` (the JavaScript SDK sends one for a filter of
+    /// `""`) and returns every row, so it must not reach the parser as a syntax error.
+    pub fn filter(&self) -> Option<&str> {
+        self.param("$filter").filter(|text| !text.is_empty())
+    }
 }
 
 /// Parses a request path (still percent-encoded) and query string.
@@ -331,6 +339,15 @@ mod tests {
                 assert_eq!(find_byte(text, byte), text.find(ch), "{text:?} {ch:?}");
             }
         }
+    }
+
+    #[test]
+    fn route_an_empty_filter_is_no_filter() {
+        let target = parse("/acct/t()", Some("$filter=&$top=5")).unwrap();
+        assert_eq!(target.filter(), None);
+        let target = parse("/acct/t()", Some("$filter=a+eq+1")).unwrap();
+        assert_eq!(target.filter(), Some("a eq 1"));
+        assert_eq!(parse("/acct/t()", None).unwrap().filter(), None);
     }
 
     #[test]

@@ -93,14 +93,22 @@ pub(crate) fn apply(
         let Some(stored) = current else {
             return Err(not_found(table, pk, rk));
         };
-        if let IfMatch::Etag(expected) = if_match {
+        let expected = match if_match {
+            IfMatch::Any => None,
+            IfMatch::Etag(expected) => Some(Some(expected)),
+            IfMatch::Never => Some(None),
+        };
+        if let Some(expected) = expected {
             let actual = ETag::from_timestamp(row::stored_timestamp(table_id, engine_key, stored)?);
-            if actual != expected {
+            if expected != Some(actual) {
                 return Err(TableError::UpdateConditionNotSatisfied {
                     table: table.to_owned(),
                     partition_key: pk.as_str().to_owned(),
                     row_key: rk.as_str().to_owned(),
-                    expected: expected.to_string(),
+                    expected: expected.map_or_else(
+                        || "a weak ETag no entity carries".to_owned(),
+                        |tag| tag.to_string(),
+                    ),
                     current: actual.to_string(),
                 });
             }

@@ -202,6 +202,21 @@ await check("a stale ETag is 412 UpdateConditionNotSatisfied on update and delet
   await rejects(() => table.deleteEntity("p2", "a", { etag: stale }), 412, "UpdateConditionNotSatisfied");
 });
 
+await check("a weak ETag of another form is 412, a strong or unquoted one 400; neither writes", async () => {
+  const before = (await table.getEntity("p2", "a")).etag;
+  for (const etag of ['W/"wrong"', 'w/"wrong"']) {
+    await rejects(() => table.updateEntity({ partitionKey: "p2", rowKey: "a" }, "Replace", { etag }), 412, "UpdateConditionNotSatisfied");
+    await rejects(() => table.deleteEntity("p2", "a", { etag }), 412, "UpdateConditionNotSatisfied");
+  }
+  for (const etag of ['"wrong"', "wrong"]) {
+    await rejects(() => table.updateEntity({ partitionKey: "p2", rowKey: "a" }, "Merge", { etag }), 400, "InvalidInput");
+  }
+  const batch = new TableTransaction();
+  batch.updateEntity({ partitionKey: "p2", rowKey: "a" }, "Merge", { etag: 'W/"wrong"' });
+  await rejects(() => table.submitTransaction(batch.actions), 412);
+  assert.equal((await table.getEntity("p2", "a")).etag, before);
+});
+
 await check("updating a missing entity is 404; delete then delete again is 404", async () => {
   await rejects(() => table.updateEntity({ partitionKey: "p2", rowKey: "none" }, "Merge"), 404);
   await table.deleteEntity("p2", "a");
@@ -219,6 +234,16 @@ await check("invalid keys and oversized entities are 400", async () => {
   await rejects(() => table.createEntity(big), 400);
   await rejects(() => table.createEntity({ partitionKey: "p", rowKey: "long", s: "x".repeat(40000) }), 400);
   await rejects(() => table.getEntity("p", "big"), 404);
+});
+
+await check("a Double beyond the Double range is 400 InvalidInput; the named infinities are stored", async () => {
+  const huge = { value: "1.797693134862316e308", type: "Double" };
+  await rejects(() => table.createEntity({ partitionKey: "p", rowKey: "huge", d: huge }), 400, "InvalidInput");
+  await rejects(() => table.getEntity("p", "huge"), 404);
+  await table.createEntity({ partitionKey: "p", rowKey: "inf", d: { value: "-Infinity", type: "Double" } });
+  // This SDK hands an annotated Double special back as its wire string.
+  assert.equal(Number((await table.getEntity("p", "inf")).d), -Infinity);
+  await table.deleteEntity("p", "inf");
 });
 
 await check("a body over 4 MiB is 413 RequestBodyTooLarge, not a reset connection", async () => {
@@ -294,6 +319,14 @@ await check("a page resumed from its continuation token continues after the last
     await table.listEntities(query).byPage({ maxPageSize: 5, continuationToken: first.continuationToken }).next()
   ).value;
   assert.deepEqual(second.map((e) => e.n), [15, 16, 17, 18, 19]);
+});
+
+await check("an empty filter is no filter: every row and every table comes back", async () => {
+  const all = await collect(table.listEntities());
+  assert.ok(all.length > 0);
+  assert.equal((await collect(table.listEntities({ queryOptions: { filter: "" } }))).length, all.length);
+  const tables = await collect(service.listTables({ queryOptions: { filter: "" } }));
+  assert.ok(tables.some((t) => t.name === tableName));
 });
 
 await check("query tables with a filter and with paging", async () => {

@@ -82,14 +82,33 @@ pub fn prefer_content(prefer: Option<&str>) -> Option<bool> {
 
 /// Reads an `If-Match` header value: `*` or a weak ETag.
 ///
+/// A weak tag of another form than the service's own (`W/"wrong"`, also with a lower-case
+/// `w/`) is well-formed HTTP: the service accepts it and answers 412 (Azurite issue 1229,
+/// checked against the service), so it becomes [`IfMatch::Never`].
+///
 /// # Errors
-/// `InvalidInput` for anything else.
+/// `InvalidInput` for anything else: a strong or unquoted tag.
 pub fn parse_if_match(value: Option<&str>) -> Result<Option<IfMatch>> {
     match value.map(str::trim) {
         None => Ok(None),
         Some("*") => Ok(Some(IfMatch::Any)),
-        Some(tag) => Ok(Some(IfMatch::Etag(ETag::parse(tag)?))),
+        Some(tag) => match ETag::parse(tag) {
+            Ok(etag) => Ok(Some(IfMatch::Etag(etag))),
+            Err(_) if is_weak_tag(tag) => Ok(Some(IfMatch::Never)),
+            Err(error) => Err(error.into()),
+        },
     }
+}
+
+/// Whether `tag` is an HTTP weak entity tag: `W/` (either case) and a quoted string.
+fn is_weak_tag(tag: &str) -> bool {
+    let Some(quoted) = tag.strip_prefix("W/").or_else(|| tag.strip_prefix("w/")) else {
+        return false;
+    };
+    quoted.len() >= 2
+        && quoted.starts_with('"')
+        && quoted.ends_with('"')
+        && !quoted[1..quoted.len() - 1].contains('"')
 }
 
 /// Adds `Preference-Applied` when the client stated a preference.
@@ -234,5 +253,35 @@ pub fn dispatch(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
             path: format!("/{}", ctx.target.account),
         }),
         _ => Err(unsupported()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn if_match_a_weak_tag_of_another_form_never_matches_and_a_strong_one_is_refused() {
+        for tag in ["W/\"wrong\"", "w/\"wrong\"", "W/\"\""] {
+            assert_eq!(
+                parse_if_match(Some(tag)).unwrap(),
+                Some(IfMatch::Never),
+                "{tag}"
+            );
+        }
+        let ours = "w/\"datetime'2015-01-01T23%3A14%3A33.4980000Z'\"";
+        assert_eq!(parse_if_match(Some(ours)).unwrap(), Some(IfMatch::Never));
+        for tag in [
+            "\"wrong\"",
+            "wrong",
+            "\"",
+            "W/wrong",
+            "W/\"a\"b\"",
+            "datetime'x'",
+        ] {
+            assert!(parse_if_match(Some(tag)).is_err(), "{tag}");
+        }
+        assert_eq!(parse_if_match(Some(" * ")).unwrap(), Some(IfMatch::Any));
     }
 }

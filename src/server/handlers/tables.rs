@@ -55,7 +55,7 @@ pub fn query(ctx: &Context<'_>) -> Result<Reply> {
         },
     };
     let page = ctx.state.account.query_tables_page(&TableQuery {
-        filter: ctx.target.param("$filter").map(str::to_owned),
+        filter: ctx.target.filter().map(str::to_owned),
         top: Some(u32::try_from(top).unwrap_or(u32::MAX)),
         next_table_name: ctx.target.param("NextTableName").map(str::to_owned),
         hidden: vec![TableName::new(acl::ACL_TABLE)?],

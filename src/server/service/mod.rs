@@ -8,6 +8,7 @@
 mod body;
 mod response;
 mod state;
+mod version;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -152,6 +153,7 @@ async fn prepare(
             limit: URL_MAX_BYTES,
         });
     }
+    version::check(&parts.headers)?;
     // Borrowed from the request's parts, which the blocking worker takes whole if it runs
     // the operation: copies of them were two allocations per request.
     // `{account}-secondary` is the read-only secondary location the SDKs ask for service
