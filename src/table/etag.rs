@@ -88,9 +88,6 @@ pub enum IfMatch {
     Any,
     /// Applies only if the stored entity still has this ETag.
     Etag(ETag),
-    /// A weak tag not of the service's form (`W/"wrong"`): the service accepts it and answers
-    /// 412, as no stored version can carry it.
-    Never,
 }
 
 impl From<ETag> for IfMatch {

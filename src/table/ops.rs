@@ -93,22 +93,14 @@ pub(crate) fn apply(
         let Some(stored) = current else {
             return Err(not_found(table, pk, rk));
         };
-        let expected = match if_match {
-            IfMatch::Any => None,
-            IfMatch::Etag(expected) => Some(Some(expected)),
-            IfMatch::Never => Some(None),
-        };
-        if let Some(expected) = expected {
+        if let IfMatch::Etag(expected) = if_match {
             let actual = ETag::from_timestamp(row::stored_timestamp(table_id, engine_key, stored)?);
-            if expected != Some(actual) {
+            if actual != expected {
                 return Err(TableError::UpdateConditionNotSatisfied {
                     table: table.to_owned(),
                     partition_key: pk.as_str().to_owned(),
                     row_key: rk.as_str().to_owned(),
-                    expected: expected.map_or_else(
-                        || "a weak ETag no entity carries".to_owned(),
-                        |tag| tag.to_string(),
-                    ),
+                    expected: expected.to_string(),
                     current: actual.to_string(),
                 });
             }

@@ -17,6 +17,7 @@ use super::json::Metadata;
 use super::reply::Reply;
 use super::route::{Resource, Target};
 use super::service::State;
+use crate::model::DateTime;
 use crate::table::{ETag, GroupWrite, IfMatch};
 pub use query::{PausedQuery, QueryStep};
 
@@ -80,11 +81,17 @@ pub fn prefer_content(prefer: Option<&str>) -> Option<bool> {
     }
 }
 
+/// The condition a weak tag of another form stands for: the ETag of the earliest instant, which
+/// no stored entity carries (its Timestamp is the time of a write), so an update meets 412 where
+/// the entity exists and 404 where it does not, as the service answers. The table layer's
+/// `IfMatch` stays the public API's two cases.
+const NO_ENTITY_CARRIES: IfMatch = IfMatch::Etag(ETag::from_timestamp(DateTime::MIN));
+
 /// Reads an `If-Match` header value: `*` or a weak ETag.
 ///
 /// A weak tag of another form than the service's own (`W/"wrong"`, also with a lower-case
 /// `w/`) is well-formed HTTP: the service accepts it and answers 412 (Azurite issue 1229,
-/// checked against the service), so it becomes [`IfMatch::Never`].
+/// checked against the service), so it becomes [`NO_ENTITY_CARRIES`].
 ///
 /// # Errors
 /// `InvalidInput` for anything else: a strong or unquoted tag.
@@ -94,7 +101,7 @@ pub fn parse_if_match(value: Option<&str>) -> Result<Option<IfMatch>> {
         Some("*") => Ok(Some(IfMatch::Any)),
         Some(tag) => match ETag::parse(tag) {
             Ok(etag) => Ok(Some(IfMatch::Etag(etag))),
-            Err(_) if is_weak_tag(tag) => Ok(Some(IfMatch::Never)),
+            Err(_) if is_weak_tag(tag) => Ok(Some(NO_ENTITY_CARRIES)),
             Err(error) => Err(error.into()),
         },
     }
@@ -266,12 +273,12 @@ mod tests {
         for tag in ["W/\"wrong\"", "w/\"wrong\"", "W/\"\""] {
             assert_eq!(
                 parse_if_match(Some(tag)).unwrap(),
-                Some(IfMatch::Never),
+                Some(NO_ENTITY_CARRIES),
                 "{tag}"
             );
         }
         let ours = "w/\"datetime'2015-01-01T23%3A14%3A33.4980000Z'\"";
-        assert_eq!(parse_if_match(Some(ours)).unwrap(), Some(IfMatch::Never));
+        assert_eq!(parse_if_match(Some(ours)).unwrap(), Some(NO_ENTITY_CARRIES));
         for tag in [
             "\"wrong\"",
             "wrong",
