@@ -9,9 +9,6 @@ use super::limits::{
 };
 use super::{EdmType, ModelError, Result};
 
-/// The parse failure of text that ends after the seconds, with no `Z` or `+00:00`.
-const MISSING_UTC_DESIGNATOR: &str = "missing the UTC designator 'Z' or '+00:00'";
-
 /// A UTC instant counted in 100 ns ticks since 0001-01-01T00:00:00Z (the .NET epoch), limited to
 /// the service's range 1601-01-01T00:00:00Z ..= 9999-12-31T23:59:59.9999999Z.
 ///
@@ -124,20 +121,7 @@ impl DateTime {
     /// # Errors
     /// As [`DateTime::parse`], naming `input` as given.
     pub fn parse_unzoned_as_utc(input: &str) -> Result<Self> {
-        match Self::parse(input) {
-            Err(ModelError::Parse { reason, .. }) if reason == MISSING_UTC_DESIGNATOR => {
-                let mut zoned = String::with_capacity(input.len() + 1);
-                zoned.push_str(input);
-                zoned.push('Z');
-                Self::parse(&zoned).map_err(|error| match error {
-                    ModelError::Parse { what, reason, .. } => {
-                        ModelError::parse(what, input, reason)
-                    }
-                    other => other,
-                })
-            }
-            parsed => parsed,
-        }
+        Self::parse_with(input, true)
     }
 
     /// Parses the ISO 8601 UTC form `YYYY-MM-DDThh:mm:ss[.f{1,7}](Z|+00:00)`.
@@ -146,6 +130,11 @@ impl DateTime {
     /// [`ModelError::Parse`] for text not of that form or naming a day that does not exist;
     /// [`ModelError::DateTimeOutOfRange`] for a valid date outside the service's range.
     pub fn parse(input: &str) -> Result<Self> {
+        Self::parse_with(input, false)
+    }
+
+    /// [`DateTime::parse`], reading text that ends after the time as UTC when `unzoned_is_utc`.
+    fn parse_with(input: &str, unzoned_is_utc: bool) -> Result<Self> {
         let fail = |reason| ModelError::parse(EdmType::DateTime, input, reason);
         let mut cur = Cursor {
             rest: input.as_bytes(),
@@ -194,7 +183,8 @@ impl DateTime {
         }
         match cur.rest {
             b"Z" | b"+00:00" => {}
-            [] => return Err(fail(MISSING_UTC_DESIGNATOR)),
+            [] if unzoned_is_utc => {}
+            [] => return Err(fail("missing the UTC designator 'Z' or '+00:00'")),
             _ => return Err(fail("expected 'Z' or '+00:00' at the end")),
         }
         if !(1..=12).contains(&month) {

@@ -17,6 +17,11 @@ pub const REFUSED_BODY_DISCARD_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// Longest wait for the next piece of a refused body before the connection is closed.
 pub const REFUSED_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Longest time a refused body is read at all: a client trickling it piece by piece within
+/// the idle timeout is cut off here, not only by the connection's idle watchdog (the 413 has
+/// been answered, so the connection counts as idle), and cannot hold back a shutdown longer.
+pub const REFUSED_BODY_DRAIN_MAX: Duration = Duration::from_secs(10);
+
 /// Largest Set Table ACL body: five policies of XML are a few KiB.
 pub const ACL_BODY_MAX_BYTES: usize = 64 * 1024;
 

@@ -21,7 +21,7 @@ pub const KEY_ENCODE_SET: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'\'');
 
 /// Longest path excerpt kept in an error.
-const PATH_EXCERPT_CHARS: usize = 128;
+pub(super) const PATH_EXCERPT_CHARS: usize = 128;
 
 /// The resource a request path names, below the account.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,9 @@ use crate::query::{EncodedEntity, Field, Filter, KeyScope, Plan, Prefilter, Verd
 pub struct Query {
     /// OData `$filter` text (already URL-decoded); `None` returns every entity.
     pub filter: Option<String>,
-    /// Custom properties to return (`$select`); keys, Timestamp and ETag always come back.
+    /// Properties to return (`$select`), system names included. The decoded entities of
+    /// [`Table::query`] keep their keys, Timestamp and ETag whatever it names; the server's
+    /// writer returns only what it names, as the service does.
     pub select: Option<Vec<String>>,
     /// Most entities per page (`$top`), at most 1000.
     pub top: Option<u32>,

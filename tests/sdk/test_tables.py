@@ -161,6 +161,10 @@ def test_table_account_url_ending_with_a_table_name_gets_the_services_answers(
             assert err.value.error_code == "MediaTypeNotSupported"
             with pytest.raises(HttpResponseError, match="URI is invalid"):
                 TableServiceClient(bad_url, credential=credential).get_service_properties()
+            # An entity sent below a table is refused, never committed into that table.
+            misplaced = TableClient(bad_url, "others", credential=credential)
+            with pytest.raises(HttpResponseError, match="does not match number of key properties"):
+                misplaced.create_entity({"PartitionKey": "p", "RowKey": "r"})
             assert list(right.list_entities()) == []
         finally:
             right.delete_table()

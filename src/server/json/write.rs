@@ -429,8 +429,6 @@ impl<'a> EntityWriter<'a> {
         out.push('}');
     }
 
-    /// Opens the object and writes what precedes the custom properties: metadata, keys and
-    /// Timestamp.
     /// Counts a row begun and sets its Timestamp texts. A writer outside a feed usually
     /// writes one row (a single-entity response): its texts are kept for copying from its
     /// second row on.
@@ -461,6 +459,8 @@ impl<'a> EntityWriter<'a> {
         write_str(out, &address);
     }
 
+    /// Opens the object and writes what precedes the custom properties: metadata, keys and
+    /// Timestamp.
     fn write_head(
         &mut self,
         out: &mut String,

@@ -10,7 +10,7 @@ use hyper::header::{CONTENT_LENGTH, EXPECT};
 
 use super::super::error::{Result, ServerError};
 use super::super::limits::{
-    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, REFUSED_BODY_DISCARD_MAX_BYTES,
+    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, REFUSED_BODY_DISCARD_MAX_BYTES, REFUSED_BODY_DRAIN_MAX,
     REFUSED_BODY_IDLE_TIMEOUT,
 };
 use super::super::reply;
@@ -100,13 +100,14 @@ pub(super) async fn read_body(
 /// http among them) write the whole body before they read the answer: a server that closes
 /// with the body unread resets the connection, and the client reports EPIPE or ECONNRESET
 /// instead of the service's 413 `RequestBodyTooLarge`. A body declared or found longer than
-/// [`REFUSED_BODY_DISCARD_MAX_BYTES`], or one that stalls for [`REFUSED_BODY_IDLE_TIMEOUT`],
-/// is given up on and the connection closed, as before.
+/// [`REFUSED_BODY_DISCARD_MAX_BYTES`], one that stalls for [`REFUSED_BODY_IDLE_TIMEOUT`], or
+/// one still arriving after [`REFUSED_BODY_DRAIN_MAX`] is given up on and the connection
+/// closed, as before.
 fn discard_rest(mut body: Incoming, declared: Option<u64>) {
     if declared.is_some_and(|len| len > REFUSED_BODY_DISCARD_MAX_BYTES as u64) {
         return;
     }
-    tokio::spawn(async move {
+    let drain = async move {
         let mut left = REFUSED_BODY_DISCARD_MAX_BYTES;
         while let Ok(Some(Ok(frame))) =
             tokio::time::timeout(REFUSED_BODY_IDLE_TIMEOUT, body.frame()).await
@@ -117,6 +118,10 @@ fn discard_rest(mut body: Incoming, declared: Option<u64>) {
             };
             left = rest;
         }
+    };
+    tokio::spawn(async move {
+        // Dropping the body when the time is up closes the connection.
+        let _ = tokio::time::timeout(REFUSED_BODY_DRAIN_MAX, drain).await;
     });
 }
 
