@@ -52,6 +52,18 @@ fn answer(stream: &mut TcpStream) -> String {
 }
 
 #[test]
+fn a_body_declared_over_the_limit_is_answered_413_before_any_of_it_is_sent() {
+    let (served, mut stream) = connect();
+    stream
+        .write_all(insert_head(&served, "").as_bytes())
+        .unwrap();
+    // No body byte is sent: the answer must come without it.
+    let answer = answer(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("RequestBodyTooLarge"), "{answer}");
+}
+
+#[test]
 fn a_body_over_the_limit_sent_in_full_is_answered_413_not_reset() {
     let (served, mut stream) = connect();
     stream
