@@ -42,23 +42,16 @@ fn sdk_conformance_suite_passes_against_strata_serve() {
     let python = ensure_venv();
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&dir.path().join("sdk.db"), &dir.path().join("server.log"));
-    let out = Command::new(&python)
-        .args(["-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider"])
-        .current_dir(sdk_dir())
-        .env("STRATA_TABLE_ENDPOINT", server.endpoint())
-        .env("STRATA_SDK_TARGET", "strata")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .unwrap();
-    let report = output_text(&out);
-    if !out.status.success() {
-        panic!(
-            "the SDK conformance suite failed against strata serve:\n{report}\n--- server log ---\n{}",
-            server.log_text()
-        );
-    }
-    println!("{report}");
-    server.stop();
+    let endpoint = server.endpoint();
+    server.expect_passes(
+        "the SDK conformance suite",
+        Command::new(&python)
+            .args(["-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider"])
+            .current_dir(sdk_dir())
+            .env("STRATA_TABLE_ENDPOINT", endpoint)
+            .env("STRATA_SDK_TARGET", "strata")
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+    );
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::fs::{self, File};
 use std::path::PathBuf;
 use std::process::Command;
 
-use sdk_support::{Server, output_text, run_checked};
+use sdk_support::{Server, run_checked};
 
 fn sdk_js_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -72,18 +72,9 @@ fn sdk_js_conformance_checks_pass_against_strata_serve() {
         &dir.path().join("sdk-js.db"),
         &dir.path().join("server.log"),
     );
-    let out = Command::new("node")
-        .arg(&program)
-        .arg(server.endpoint())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run node (needs Node.js 18+ on the PATH): {e}"));
-    let report = output_text(&out);
-    if !out.status.success() {
-        panic!(
-            "the JavaScript SDK checks failed against strata serve:\n{report}\n--- server log ---\n{}",
-            server.log_text()
-        );
-    }
-    println!("{report}");
-    server.stop();
+    let endpoint = server.endpoint();
+    server.expect_passes(
+        "the JavaScript SDK checks (node, Node.js 18+ on the PATH)",
+        Command::new("node").arg(&program).arg(endpoint),
+    );
 }

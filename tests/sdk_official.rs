@@ -123,34 +123,27 @@ fn official_sdk_test_suite_passes_against_strata_serve() {
         &dir.path().join("official.db"),
         &dir.path().join("server.log"),
     );
-    let out = Command::new(&python)
-        .args([
-            "-m",
-            "pytest",
-            "-q",
-            "-rfEs",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "strata_official_plugin",
-            "-o",
-            "asyncio_default_fixture_loop_scope=function",
-        ])
-        .current_dir(&tests)
-        .env("PYTHONPATH", official_dir().join("shim"))
-        .env("STRATA_TABLE_ENDPOINT", server.endpoint())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("TABLES_STORAGE_ACCOUNT_NAME")
-        .env_remove("TABLES_PRIMARY_STORAGE_ACCOUNT_KEY")
-        .output()
-        .unwrap();
-    let report = output_text(&out);
-    if !out.status.success() {
-        panic!(
-            "the official azure-data-tables suite failed against strata serve:\n{report}\n--- server log ---\n{}",
-            server.log_text()
-        );
-    }
-    println!("{report}");
-    server.stop();
+    let endpoint = server.endpoint();
+    server.expect_passes(
+        "the official azure-data-tables suite",
+        Command::new(&python)
+            .args([
+                "-m",
+                "pytest",
+                "-q",
+                "-rfEs",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "strata_official_plugin",
+                "-o",
+                "asyncio_default_fixture_loop_scope=function",
+            ])
+            .current_dir(&tests)
+            .env("PYTHONPATH", official_dir().join("shim"))
+            .env("STRATA_TABLE_ENDPOINT", endpoint)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env_remove("TABLES_STORAGE_ACCOUNT_NAME")
+            .env_remove("TABLES_PRIMARY_STORAGE_ACCOUNT_KEY"),
+    );
 }

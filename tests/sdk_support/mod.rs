@@ -108,6 +108,23 @@ impl Server {
         text
     }
 
+    /// Runs `suite` (pointed at this server), fails the test with its output and this server's
+    /// log if it fails, prints its output otherwise, then stops the server.
+    pub fn expect_passes(self, what: &str, suite: &mut Command) {
+        let out = suite
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+        let report = output_text(&out);
+        if !out.status.success() {
+            panic!(
+                "{what} failed against strata serve:\n{report}\n--- server log ---\n{}",
+                self.log_text()
+            );
+        }
+        println!("{report}");
+        self.stop();
+    }
+
     /// SIGTERM, then the exit status must be success within the timeout (graceful shutdown).
     pub fn stop(mut self) {
         let pid = self.child.id().to_string();
