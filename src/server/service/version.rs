@@ -1,11 +1,13 @@
 //! The `x-ms-version` request header.
 
 use hyper::HeaderMap;
+use hyper::header::HeaderName;
 
 use crate::server::error::{Result, ServerError};
 
-/// The request header naming the REST API version the client speaks.
-const X_MS_VERSION: &str = "x-ms-version";
+/// The request header naming the REST API version the client speaks (a parsed name: a lookup by
+/// text would parse it again on every request).
+const X_MS_VERSION: HeaderName = HeaderName::from_static("x-ms-version");
 
 /// Refuses an `x-ms-version` that is not a version date (`YYYY-MM-DD`).
 ///
@@ -17,7 +19,7 @@ const X_MS_VERSION: &str = "x-ms-version";
 /// # Errors
 /// [`ServerError::InvalidHeaderValue`] naming the header and the value sent.
 pub fn check(headers: &HeaderMap) -> Result<()> {
-    let Some(value) = headers.get(X_MS_VERSION) else {
+    let Some(value) = headers.get(&X_MS_VERSION) else {
         return Ok(());
     };
     let text = value.to_str().unwrap_or_default();
@@ -25,7 +27,7 @@ pub fn check(headers: &HeaderMap) -> Result<()> {
         Ok(())
     } else {
         Err(ServerError::InvalidHeaderValue {
-            header: X_MS_VERSION,
+            header: "x-ms-version",
             reason: format!("{value:?} is not a version date"),
         })
     }
