@@ -46,3 +46,4 @@ impl TestServer {
         format!("SharedKey {ACCOUNT}:{}", sign(&self.key, message))
     }
 }
+pub mod signed;

@@ -1,0 +1,150 @@
+//! Entity group transactions over HTTP: the changeset response of a success, the one indexed
+//! part of a failure, and the 100-operation limit, driven by a plain signed HTTP client.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+mod server_support;
+
+use server_support::signed::Fixture;
+
+fn batch_body(ops: &[String]) -> String {
+    let mut body =
+        String::from("--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_c\r\n\r\n");
+    for op in ops {
+        body.push_str("--changeset_c\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n");
+        body.push_str(op);
+        body.push_str("\r\n");
+    }
+    body.push_str("--changeset_c--\r\n--batch_b--\r\n");
+    body
+}
+
+fn batch_insert(f: &Fixture, pk: &str, rk: &str) -> String {
+    format!(
+        "POST {} HTTP/1.1\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n{{\"PartitionKey\":\"{pk}\",\"RowKey\":\"{rk}\"}}",
+        f.url("/Batched")
+    )
+}
+
+#[test]
+fn server_batch_success_answers_each_operation_in_a_changeset_response() {
+    let f = Fixture::new();
+    f.create_table("Batched");
+    let ops: Vec<String> = (0..3)
+        .map(|i| batch_insert(&f, "p", &i.to_string()))
+        .collect();
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&ops).as_bytes()),
+        true,
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert!(
+        answer
+            .header("Content-Type")
+            .unwrap()
+            .starts_with("multipart/mixed; boundary=batchresponse_")
+    );
+    assert_eq!(answer.body.matches("HTTP/1.1 204 No Content").count(), 3);
+    assert_eq!(answer.body.matches("ETag: W/").count(), 3);
+    assert!(answer.body.contains("changesetresponse_"));
+}
+
+#[test]
+fn server_batch_failure_answers_one_part_whose_message_starts_with_the_index() {
+    let f = Fixture::new();
+    f.create_table("Batched");
+    assert_eq!(
+        f.insert("Batched", r#"{"PartitionKey":"p","RowKey":"1"}"#)
+            .status,
+        201
+    );
+    let ops = vec![batch_insert(&f, "p", "0"), batch_insert(&f, "p", "1")];
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&ops).as_bytes()),
+        true,
+    );
+    assert_eq!(answer.status, 202);
+    assert_eq!(
+        answer.body.matches("HTTP/1.1").count(),
+        1,
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("HTTP/1.1 409 Conflict"));
+    assert!(answer.body.contains("\"code\":\"EntityAlreadyExists\""));
+    assert!(answer.body.contains("\"value\":\"1:"), "{}", answer.body);
+    let nothing = f.send(
+        "GET",
+        "/Batched(PartitionKey='p',RowKey='0')",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(nothing.status, 404, "a failed batch writes nothing");
+
+    let cross = vec![batch_insert(&f, "p", "5"), batch_insert(&f, "q", "6")];
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&cross).as_bytes()),
+        true,
+    );
+    assert!(
+        answer
+            .body
+            .contains("CommandsInBatchActOnDifferentPartitions")
+    );
+    assert!(answer.body.contains("\"value\":\"1:"), "{}", answer.body);
+
+    let malformed = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(b"--batch_b\r\ngarbage"),
+        true,
+    );
+    assert_eq!(
+        (malformed.status, malformed.error_code().as_str()),
+        (400, "InvalidInput")
+    );
+}
+
+#[test]
+fn server_batch_over_100_operations_fails_operation_99_inside_a_202() {
+    let f = Fixture::new();
+    f.create_table("Batched");
+    let ops: Vec<String> = (0..101)
+        .map(|i| batch_insert(&f, "p", &format!("{i:03}")))
+        .collect();
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&ops).as_bytes()),
+        true,
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert_eq!(
+        answer.body.matches("HTTP/1.1").count(),
+        1,
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("HTTP/1.1 400 Bad Request"));
+    assert!(answer.body.contains("\"code\":\"InvalidInput\""));
+    assert!(answer.body.contains("\"value\":\"99:"), "{}", answer.body);
+    let nothing = f.send(
+        "GET",
+        "/Batched(PartitionKey='p',RowKey='000')",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(nothing.status, 404, "a refused batch writes nothing");
+}
