@@ -187,6 +187,20 @@ fn datetime_literal() {
 }
 
 #[test]
+fn datetime_literal_without_a_zone_designator_is_utc() {
+    assert_eq!(
+        literal_of("datetime'2008-07-10T00:00:00'"),
+        literal_of("datetime'2008-07-10T00:00:00Z'")
+    );
+    assert_eq!(
+        literal_of("datetime'2008-07-10T00:00:00.5'"),
+        literal_of("datetime'2008-07-10T00:00:00.5Z'")
+    );
+    let error = error("Timestamp gt datetime'2008-07-10T00:00:00+02:00'");
+    assert!(error.to_string().contains("Edm.DateTime"), "{error}");
+}
+
+#[test]
 fn guid_literal() {
     let text = "00112233-4455-6677-8899-aabbccddeeff";
     assert_eq!(

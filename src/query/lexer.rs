@@ -260,7 +260,9 @@ fn typed_literal(prefix: &str, body: &str) -> Result<Literal, SyntaxError> {
             .map_err(|reason| bad("Edm.Binary", reason.to_owned()));
     }
     if prefix.eq_ignore_ascii_case("datetime") {
-        return DateTime::parse(body)
+        // OData's own literal has no zone (`datetime'2008-07-10T00:00:00'`); the service reads
+        // it as UTC, as it reads such an entity value.
+        return DateTime::parse_unzoned_as_utc(body)
             .map(Literal::DateTime)
             .map_err(|error| bad("Edm.DateTime", error.to_string()));
     }
