@@ -136,7 +136,7 @@ pub(super) fn into_response(
     };
     let headers = response.headers_mut();
     // The fixed headers are built without parsing or copying: they are sent on every response.
-    if let Ok(value) = HeaderValue::from_bytes(&request_id.0) {
+    if let Ok(value) = HeaderValue::from_bytes(request_id.as_bytes()) {
         headers.append(X_MS_REQUEST_ID, value);
     }
     if let Some(value) = client_request_id {
