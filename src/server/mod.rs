@@ -25,6 +25,7 @@ mod idle;
 pub mod json;
 pub mod limits;
 pub mod reply;
+mod request_headers;
 pub mod route;
 mod service;
 mod service_properties;

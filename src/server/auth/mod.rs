@@ -6,19 +6,13 @@ pub mod shared_key;
 use std::cell::RefCell;
 use std::time::SystemTime;
 
-use hyper::HeaderMap;
-use hyper::header::{AUTHORIZATION, DATE, HeaderName};
-
 pub use sas::{Access, KeyRange, Sas};
 
 use super::acl::AccessPolicy;
 use super::error::{Result, ServerError};
 use super::limits::CLOCK_SKEW;
+use super::request_headers::RequestHeaders;
 use crate::model::DateTime;
-
-/// The date header the storage clients sign, looked up by a prebuilt name: a lookup by `&str`
-/// parses the name on every request.
-pub(crate) const X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
 
 /// Who a request acts as.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,8 +57,8 @@ pub struct Credentials<'a> {
     pub method: &'a str,
     /// The request path as sent.
     pub path: &'a str,
-    /// Request headers.
-    pub headers: &'a HeaderMap,
+    /// The request headers authentication reads.
+    pub headers: &'a RequestHeaders<'a>,
 }
 
 /// Authenticates a request against account `account` with key `key`.
@@ -79,7 +73,7 @@ pub fn authenticate<'q>(
     key: &[u8],
     policy: impl Fn(&str, &str) -> Result<Option<AccessPolicy>>,
 ) -> Result<Principal> {
-    if let Some(authorization) = request.headers.get(AUTHORIZATION) {
+    if let Some(authorization) = request.headers.authorization {
         let authorization =
             authorization
                 .to_str()
@@ -135,13 +129,13 @@ fn parse_date_cached(text: &str) -> Option<SystemTime> {
 
 /// Checks that the signed date (`x-ms-date`, else `Date`) is within the clock-skew window;
 /// returns its text, which the string-to-sign carries.
-fn check_date(headers: &HeaderMap) -> Result<&str> {
+fn check_date<'h>(headers: &RequestHeaders<'h>) -> Result<&'h str> {
     let fail = |reason: &str| ServerError::AuthenticationFailed {
         reason: reason.to_owned(),
     };
     let date = headers
-        .get(X_MS_DATE)
-        .or_else(|| headers.get(DATE))
+        .x_ms_date
+        .or(headers.date)
         .ok_or_else(|| fail("the request has no x-ms-date or Date header"))?
         .to_str()
         .map_err(|_| fail("the request date is not ASCII"))?;

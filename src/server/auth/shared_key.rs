@@ -10,15 +10,12 @@ use std::cell::RefCell;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use hyper::HeaderMap;
-use hyper::header::{AsHeaderName, CONTENT_TYPE, HeaderName};
+use hyper::header::HeaderValue;
 use ring::hmac;
 
 use crate::server::error::{Result, ServerError};
+use crate::server::request_headers::RequestHeaders;
 use crate::server::route::split_at_byte;
-
-/// `Content-MD5`, which the `http` crate has no constant for.
-const CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
 
 /// Room for a string-to-sign besides the path (verb, content type, date, account).
 const STRING_TO_SIGN_GUESS_BYTES: usize = 160;
@@ -120,7 +117,7 @@ pub fn string_to_sign(
     scheme: Scheme,
     account: &str,
     request: Signed<'_>,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
 ) -> String {
     let mut out = String::new();
     write_string_to_sign(&mut out, scheme, account, request, headers);
@@ -133,21 +130,18 @@ fn write_string_to_sign(
     scheme: Scheme,
     account: &str,
     request: Signed<'_>,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
 ) {
-    fn header(headers: &HeaderMap, name: impl AsHeaderName) -> &str {
-        headers
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("")
+    fn text(value: Option<&HeaderValue>) -> &str {
+        value.and_then(|value| value.to_str().ok()).unwrap_or("")
     }
     out.clear();
     out.reserve(STRING_TO_SIGN_GUESS_BYTES + request.path.len());
     if scheme == Scheme::SharedKey {
         for part in [
             request.method,
-            header(headers, CONTENT_MD5),
-            header(headers, CONTENT_TYPE),
+            text(headers.content_md5),
+            text(headers.content_type),
         ] {
             out.push_str(part);
             out.push('\n');
@@ -176,7 +170,7 @@ fn signed_by(
     scheme: Scheme,
     account: &str,
     request: Signed<'_>,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
 ) -> bool {
     MESSAGE.with(|cell| {
         let mut fresh = String::new();
@@ -196,7 +190,7 @@ pub fn check(
     account: &str,
     key: &[u8],
     request: Signed<'_>,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
 ) -> Result<()> {
     let fail = |reason: &str| ServerError::AuthenticationFailed {
         reason: reason.to_owned(),
@@ -239,7 +233,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use base64::Engine as _;
     use base64::engine::general_purpose::STANDARD;
-    use hyper::header::HeaderValue;
+    use hyper::HeaderMap;
 
     use super::*;
     use crate::server::limits::DEFAULT_KEY;
@@ -266,7 +260,12 @@ mod tests {
             comp: None,
             date: "Mon, 01 Jan 2024 00:00:00 GMT",
         };
-        let message = string_to_sign(Scheme::SharedKey, "devstoreaccount1", request, &headers());
+        let message = string_to_sign(
+            Scheme::SharedKey,
+            "devstoreaccount1",
+            request,
+            &RequestHeaders::find(&headers()),
+        );
         assert_eq!(
             message,
             "POST\n\napplication/json\nMon, 01 Jan 2024 00:00:00 GMT\n/devstoreaccount1/devstoreaccount1/Tables"
@@ -278,7 +277,7 @@ mod tests {
             "devstoreaccount1",
             &key,
             request,
-            &headers(),
+            &RequestHeaders::find(&headers()),
         )
         .unwrap();
     }
@@ -383,7 +382,7 @@ mod tests {
                     "devstoreaccount1",
                     &key,
                     request,
-                    &headers()
+                    &RequestHeaders::find(&headers())
                 ),
                 Err(ServerError::AuthenticationFailed { .. })
             ));

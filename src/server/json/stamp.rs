@@ -183,7 +183,7 @@ impl StampText {
     pub(super) fn etag_text(&self) -> String {
         let mut text = String::with_capacity(ETAG_TEXT_LEN);
         text.push_str(ETAG_OPEN);
-        push_ascii(&mut text, &self.escaped);
+        push_ascii_array(&mut text, &self.escaped);
         text.push_str(ETAG_CLOSE);
         text
     }
@@ -193,14 +193,14 @@ impl StampText {
 /// as `%3A`.
 fn push_etag_json(out: &mut String, escaped: &[u8; ESCAPED_LEN]) {
     out.push_str(ETAG_JSON_OPEN);
-    push_ascii(out, escaped);
+    push_ascii_array(out, escaped);
     out.push_str(ETAG_JSON_CLOSE);
 }
 
 /// Appends the ISO 8601 text `iso` with its two colons percent-encoded (`%3A`), as an ETag
 /// carries it.
 pub(super) fn push_iso_colons_escaped(out: &mut String, iso: &[u8; ISO8601_LEN]) {
-    push_ascii(out, &colons_escaped(iso));
+    push_ascii_array(out, &colons_escaped(iso));
 }
 
 /// `iso` with its two colons percent-encoded (`%3A`). A text written by
@@ -228,16 +228,11 @@ fn colons_escaped(iso: &[u8; ISO8601_LEN]) -> [u8; ESCAPED_LEN] {
     out
 }
 
-/// Appends `bytes`, ASCII by construction (a Timestamp's texts).
-fn push_ascii(out: &mut String, bytes: &[u8]) {
-    out.push_str(std::str::from_utf8(bytes).unwrap_or_default());
-}
-
 /// Appends `,"Timestamp":"<iso>"`.
 fn push_timestamp_member(out: &mut String, iso: &[u8; ISO8601_LEN]) {
     out.push_str(TIMESTAMP_NAME);
-    // ASCII by construction.
-    out.push_str(std::str::from_utf8(iso).unwrap_or_default());
+    // ASCII by construction: copied without a UTF-8 check (~100 instructions a row).
+    push_ascii_array(out, iso);
     out.push('"');
 }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use http_body_util::Full;
 use hyper::body::{Body as _, Incoming};
-use hyper::header::{ACCEPT, HOST};
+use hyper::header::HeaderValue;
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response};
 
@@ -30,6 +30,7 @@ use super::limits::{
     ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, ENTITY_BODY_MAX_BYTES, URL_MAX_BYTES,
 };
 use super::reply::Reply;
+use super::request_headers::RequestHeaders;
 use super::route::{self, Resource};
 use body::{RequestBody, read_body};
 use response::{ReplyBody, into_response};
@@ -40,6 +41,8 @@ pub use state::State;
 const DEFAULT_HOST: &str = "127.0.0.1";
 /// What the SDKs append to the account name for its secondary location.
 const SECONDARY_SUFFIX: &str = "-secondary";
+/// Longest `x-ms-client-request-id` the service records (1 KiB); a longer one is not echoed.
+const CLIENT_REQUEST_ID_MAX_BYTES: usize = 1024;
 
 /// Serves one request; never fails (errors become the service's error responses).
 pub async fn handle(
@@ -52,7 +55,9 @@ pub async fn handle(
     state.note_connection(connection, n);
     let in_flight = state.enter();
     let (parts, body) = request.into_parts();
-    let (result, parts) = match prepare(&state, &parts, body, request_id).await {
+    let headers = RequestHeaders::find(&parts.headers);
+    let client_request_id = client_request_id(headers.client_request_id);
+    let (result, parts) = match prepare(&state, &parts, &headers, body, request_id).await {
         Ok(Step::Done(reply)) => (Ok(reply), Some(parts)),
         Ok(Step::Worker(job)) => {
             let state = Arc::clone(&state);
@@ -79,9 +84,19 @@ pub async fn handle(
     Ok(into_response(
         reply,
         request_id,
+        client_request_id,
         parts.map(|parts| parts.headers),
         activity,
     ))
+}
+
+/// The `x-ms-client-request-id` to echo, as the service does, so that a client can match its
+/// logs with the response (the SDKs send one on every request): the value sent, unless it is
+/// longer than the service records. It shares the request buffer, no copy.
+fn client_request_id(value: Option<&HeaderValue>) -> Option<HeaderValue> {
+    value
+        .filter(|value| value.len() <= CLIENT_REQUEST_ID_MAX_BYTES)
+        .cloned()
 }
 
 /// What is left of a request once it is parsed and authenticated.
@@ -143,6 +158,7 @@ fn secondary_swapped_path<'p>(path: &'p str, account: &str) -> Option<&'p str> {
 async fn prepare(
     state: &Arc<State>,
     parts: &Parts,
+    headers: &RequestHeaders<'_>,
     body: Incoming,
     request_id: RequestId,
 ) -> Result<Step> {
@@ -153,7 +169,7 @@ async fn prepare(
             limit: URL_MAX_BYTES,
         });
     }
-    version::check(&parts.headers)?;
+    version::check(headers.x_ms_version)?;
     // Borrowed from the request's parts, which the blocking worker takes whole if it runs
     // the operation: copies of them were two allocations per request.
     // `{account}-secondary` is the read-only secondary location the SDKs ask for service
@@ -187,7 +203,7 @@ async fn prepare(
         Credentials {
             method,
             path,
-            headers: &parts.headers,
+            headers,
         },
         |name| target.param(name),
         &state.name,
@@ -212,11 +228,10 @@ async fn prepare(
     };
     let accept = target
         .param("$format")
-        .or_else(|| parts.headers.get(ACCEPT).and_then(|v| v.to_str().ok()));
+        .or_else(|| headers.accept.and_then(|v| v.to_str().ok()));
     let metadata = Metadata::from_accept(accept);
-    let host = parts
-        .headers
-        .get(HOST)
+    let host = headers
+        .host
         .and_then(|v| v.to_str().ok())
         .unwrap_or(DEFAULT_HOST);
     let base = state.base(host);

@@ -29,8 +29,6 @@ const RESPONSE_HEADER_ROOM: usize = 24;
 /// a constant validates (and, for a name, looks up the standard names) on every call.
 const X_MS_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
 const X_MS_CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-client-request-id");
-/// Longest `x-ms-client-request-id` the service records (1 KiB); a longer one is not echoed.
-const CLIENT_REQUEST_ID_MAX_BYTES: usize = 1024;
 const X_MS_VERSION: HeaderName = HeaderName::from_static("x-ms-version");
 const DATASERVICEVERSION: HeaderName = HeaderName::from_static("dataserviceversion");
 const VERSION_VALUE: HeaderValue = HeaderValue::from_static(SERVICE_VERSION);
@@ -109,11 +107,12 @@ impl Drop for ReplyBody {
     }
 }
 
-/// Turns a reply into a hyper response with the headers every response carries, in `map` (the
-/// request's, emptied) when there is one.
+/// Turns a reply into a hyper response with the headers every response carries (and
+/// `client_request_id` echoed), in `map` (the request's, emptied) when there is one.
 pub(super) fn into_response(
     reply: Reply,
     request_id: RequestId,
+    client_request_id: Option<HeaderValue>,
     map: Option<HeaderMap>,
     activity: Arc<Activity>,
 ) -> Response<Full<ReplyBody>> {
@@ -125,15 +124,8 @@ pub(super) fn into_response(
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let room = FIXED_HEADERS + reply.headers.len();
-    // Echoed as the service does, so a client can match its logs with the response (the SDKs
-    // send one on every request; the value shares the request buffer, no copy).
-    let mut client_request_id = None;
     *response.headers_mut() = match map {
         Some(mut map) => {
-            client_request_id = map
-                .get(X_MS_CLIENT_REQUEST_ID)
-                .filter(|value| value.len() <= CLIENT_REQUEST_ID_MAX_BYTES)
-                .cloned();
             map.clear();
             map.reserve(room);
             map
@@ -144,7 +136,7 @@ pub(super) fn into_response(
     };
     let headers = response.headers_mut();
     // The fixed headers are built without parsing or copying: they are sent on every response.
-    if let Ok(value) = HeaderValue::from_bytes(&request_id.0) {
+    if let Ok(value) = HeaderValue::from_bytes(request_id.as_bytes()) {
         headers.append(X_MS_REQUEST_ID, value);
     }
     if let Some(value) = client_request_id {
