@@ -229,6 +229,33 @@ fn server_client_request_id_is_echoed_on_success_and_error() {
 }
 
 #[test]
+fn server_every_response_carries_the_service_server_header() {
+    // Microsoft's Rust SDK (`azure_storage` 0.21) fails any call whose answer lacks `Server`.
+    let f = Fixture::new();
+    let answers = [
+        f.create_table("Served"),
+        f.send("GET", "/Tables", &[], None, true),
+        f.send("GET", "/Tables", &[], None, false),
+        f.send(
+            "GET",
+            "/Missing(PartitionKey='p',RowKey='r')",
+            &[],
+            None,
+            true,
+        ),
+    ];
+    for answer in answers {
+        assert_eq!(
+            answer.header("Server"),
+            Some("Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"),
+            "{} {}",
+            answer.status,
+            answer.body
+        );
+    }
+}
+
+#[test]
 fn server_table_errors_map_to_service_statuses_and_codes() {
     let f = Fixture::new();
     assert_eq!(f.create_table("Orders").status, 201);
