@@ -604,6 +604,41 @@ fn server_batch_request_lines_may_name_the_table_relative_to_the_account() {
 }
 
 #[test]
+fn server_batch_echoes_the_content_id_of_the_embedded_request_also_on_failure() {
+    // The legacy SDKs write Content-ID among the embedded request's headers; the service
+    // echoes it in the operation's response part, the failing one's included.
+    let f = Fixture::new();
+    f.create_table("Batched");
+    let insert = |rk: &str, id: u8| {
+        format!(
+            "POST {} HTTP/1.1\r\nContent-ID: {id}\r\nContent-Type: application/json\r\n\r\n{{\"PartitionKey\":\"p\",\"RowKey\":\"{rk}\"}}",
+            f.url("/Batched")
+        )
+    };
+    let send = |ops: &[String]| {
+        f.send(
+            "POST",
+            "/$batch",
+            &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+            Some(batch_body(ops).as_bytes()),
+            true,
+        )
+    };
+    let answer = send(&[insert("a", 1), insert("b", 2)]);
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert!(answer.body.contains("Content-ID: 1\r\n"), "{}", answer.body);
+    assert!(answer.body.contains("Content-ID: 2\r\n"), "{}", answer.body);
+    let failed = send(&[insert("c", 5), insert("a", 6)]);
+    assert!(
+        failed.body.contains("HTTP/1.1 409 Conflict"),
+        "{}",
+        failed.body
+    );
+    assert!(failed.body.contains("Content-ID: 6\r\n"), "{}", failed.body);
+    assert!(!failed.body.contains("Content-ID: 5"), "{}", failed.body);
+}
+
+#[test]
 fn server_batch_failure_answers_one_part_whose_message_starts_with_the_index() {
     let f = Fixture::new();
     f.create_table("Batched");

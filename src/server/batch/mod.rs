@@ -76,7 +76,7 @@ pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
         Ok(operations) => operations,
         // An operation past the limit fails the changeset, answered like any failing operation.
         Err(error) if error.batch_index().is_some() => {
-            return Ok(respond(ctx, true, &[error_part(ctx, &error)]));
+            return Ok(respond(ctx, true, &[error_part(ctx, &error, None)]));
         }
         Err(error) => return Err(error),
     };
@@ -94,7 +94,17 @@ pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
             | ServerError::AuthorizationResourceTypeMismatch { .. }
             | ServerError::AuthenticationFailed { .. }),
         ) => Err(error),
-        Err(error) => Ok(respond(ctx, changeset, &[error_part(ctx, &error)])),
+        Err(error) => {
+            let content_id = error
+                .batch_index()
+                .and_then(|index| operations.get(index))
+                .and_then(BatchOperation::echoed_content_id);
+            Ok(respond(
+                ctx,
+                changeset,
+                &[error_part(ctx, &error, content_id)],
+            ))
+        }
     }
 }
 
@@ -291,7 +301,7 @@ fn run_get(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result<Part>
             ("Content-Type", ctx.metadata.content_type().to_owned()),
             ("ETag", stored.etag.to_string()),
         ],
-        content_id: op.content_id.map(str::to_owned),
+        content_id: op.echoed_content_id().map(str::to_owned),
         body,
     })
 }

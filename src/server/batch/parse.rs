@@ -60,6 +60,16 @@ impl BatchOperation<'_> {
         self.headers.get(name)
     }
 
+    /// The `Content-ID` the response part echoes: the enclosing part's, or else the embedded
+    /// request's, where the legacy SDKs write it (`POST /t HTTP/1.1`, `Content-ID: 1`); the
+    /// service echoes either (recorded traffic of `azure-cosmosdb-table`).
+    #[must_use]
+    #[inline]
+    pub fn echoed_content_id(&self) -> Option<&str> {
+        self.content_id
+            .or_else(|| self.headers.known(CONTENT_ID_SLOT))
+    }
+
     /// The value of the `If-Match` header, as [`Self::header`] finds it (noted as the part
     /// was read; no name to compare).
     #[must_use]
