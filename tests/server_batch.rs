@@ -148,3 +148,87 @@ fn server_batch_over_100_operations_fails_operation_99_inside_a_202() {
     );
     assert_eq!(nothing.status, 404, "a refused batch writes nothing");
 }
+
+#[test]
+fn server_batch_request_lines_may_name_the_table_relative_to_the_account() {
+    // The legacy SDKs (azure-cosmosdb-table) write host-style request lines, `/{table}...`
+    // without the account, also in a batch sent path-style; the service takes them.
+    let f = Fixture::new();
+    f.create_table("Batched");
+    f.insert("Batched", r#"{"PartitionKey":"p","RowKey":"old"}"#);
+    let ops = [
+        "POST /Batched HTTP/1.1\r\nContent-ID: 1\r\nContent-Type: application/json\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"new\"}".to_owned(),
+        "MERGE /Batched(PartitionKey='p',RowKey='old') HTTP/1.1\r\nContent-ID: 2\r\nContent-Type: application/json\r\nIf-Match: *\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"old\",\"M\":1}".to_owned(),
+    ];
+    let answer = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&ops).as_bytes()),
+        true,
+    );
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert!(
+        answer.body.contains("HTTP/1.1 201 Created"),
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer.body.contains("HTTP/1.1 204 No Content"),
+        "{}",
+        answer.body
+    );
+    let merged = f.send(
+        "GET",
+        "/Batched(PartitionKey='p',RowKey='old')",
+        &[("Accept", "application/json;odata=nometadata")],
+        None,
+        true,
+    );
+    assert_eq!(merged.json()["M"], 1, "{}", merged.body);
+    // A lone segment that names no table is still refused, inside the 202 answer.
+    let refused = f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(&["DELETE / HTTP/1.1\r\nIf-Match: *\r\n\r\n".to_owned()]).as_bytes()),
+        true,
+    );
+    assert!(refused.body.contains("0:"), "{}", refused.body);
+    assert!(refused.body.contains("InvalidInput"), "{}", refused.body);
+}
+
+#[test]
+fn server_batch_echoes_the_content_id_of_the_embedded_request_also_on_failure() {
+    // The legacy SDKs write Content-ID among the embedded request's headers; the service
+    // echoes it in the operation's response part, the failing one's included.
+    let f = Fixture::new();
+    f.create_table("Batched");
+    let insert = |rk: &str, id: u8| {
+        format!(
+            "POST {} HTTP/1.1\r\nContent-ID: {id}\r\nContent-Type: application/json\r\n\r\n{{\"PartitionKey\":\"p\",\"RowKey\":\"{rk}\"}}",
+            f.url("/Batched")
+        )
+    };
+    let send = |ops: &[String]| {
+        f.send(
+            "POST",
+            "/$batch",
+            &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+            Some(batch_body(ops).as_bytes()),
+            true,
+        )
+    };
+    let answer = send(&[insert("a", 1), insert("b", 2)]);
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    assert!(answer.body.contains("Content-ID: 1\r\n"), "{}", answer.body);
+    assert!(answer.body.contains("Content-ID: 2\r\n"), "{}", answer.body);
+    let failed = send(&[insert("c", 5), insert("a", 6)]);
+    assert!(
+        failed.body.contains("HTTP/1.1 409 Conflict"),
+        "{}",
+        failed.body
+    );
+    assert!(failed.body.contains("Content-ID: 6\r\n"), "{}", failed.body);
+    assert!(!failed.body.contains("Content-ID: 5"), "{}", failed.body);
+}

@@ -390,3 +390,78 @@ fn server_head_over_the_read_buffer_is_431_and_the_server_serves_on() {
     );
     assert_eq!(listed.status, 200, "{}", listed.body);
 }
+
+#[test]
+fn server_every_response_carries_the_service_server_header() {
+    // Microsoft's Rust SDK (`azure_storage` 0.21) fails any call whose answer lacks `Server`.
+    let f = Fixture::new();
+    let answers = [
+        f.create_table("Served"),
+        f.send("GET", "/Tables", &[], None, true),
+        f.send("GET", "/Tables", &[], None, false),
+        f.send(
+            "GET",
+            "/Missing(PartitionKey='p',RowKey='r')",
+            &[],
+            None,
+            true,
+        ),
+    ];
+    for answer in answers {
+        assert_eq!(
+            answer.header("Server"),
+            Some("Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0"),
+            "{} {}",
+            answer.status,
+            answer.body
+        );
+    }
+}
+
+#[test]
+fn server_select_of_a_property_the_entity_lacks_answers_it_as_null() {
+    // Recorded service traffic (azure-cosmosdb-table): `$select=age,sex,xyz` on an entity
+    // without `xyz` answers `"xyz":null`, untyped, in a point query and a feed alike.
+    let f = Fixture::new();
+    f.create_table("Picked");
+    let entity = r#"{"PartitionKey":"p","RowKey":"r","n":1,"s":"v"}"#;
+    assert_eq!(f.insert("Picked", entity).status, 201);
+    for level in ["nometadata", "minimalmetadata", "fullmetadata"] {
+        let accept = format!("application/json;odata={level}");
+        let accept = [("Accept", accept.as_str())];
+        let point = "/Picked(PartitionKey='p',RowKey='r')?$select=n,nope,RowKey,nope,Timestamp";
+        let got = f.send("GET", point, &accept, None, true);
+        let json = got.json();
+        assert_eq!(json["n"], 1, "{level}: {}", got.body);
+        assert!(
+            json.get("nope").is_some_and(Json::is_null),
+            "{level}: {}",
+            got.body
+        );
+        assert!(
+            json.get("nope@odata.type").is_none(),
+            "{level}: {}",
+            got.body
+        );
+        assert!(json.get("s").is_none(), "{level}: {}", got.body);
+        assert_eq!(got.body.matches("\"nope\"").count(), 1, "{}", got.body);
+        let feed = f.send("GET", "/Picked()?$select=zz", &accept, None, true);
+        let row = &feed.json()["value"][0];
+        assert!(
+            row.get("zz").is_some_and(Json::is_null),
+            "{level}: {}",
+            feed.body
+        );
+        assert!(row.get("n").is_none(), "{level}: {}", feed.body);
+    }
+    let accept = [("Accept", "application/json;odata=nometadata")];
+    let feed = f.send("GET", "/Picked()?$select=zz", &accept, None, true);
+    assert_eq!(feed.json()["value"][0], serde_json::json!({"zz": null}));
+    // Past the first 64 selected names, presence is looked up again.
+    let many: Vec<String> = (0..70).map(|i| format!("m{i}")).collect();
+    let select = format!("/Picked()?$select={},n,s", many.join(","));
+    let row = f.send("GET", &select, &accept, None, true).json()["value"][0].clone();
+    assert_eq!((row["n"].clone(), row["s"].clone()), (1.into(), "v".into()));
+    assert_eq!(row.as_object().unwrap().len(), 72, "{row}");
+    assert!(row["m69"].is_null());
+}

@@ -125,6 +125,23 @@ pub fn parse(path: &str, query: Option<&str>) -> Result<Target> {
     })
 }
 
+/// Parses a path that names its resource relative to the account (`/{table}`,
+/// `/{table}(PartitionKey='pk',RowKey='rk')`), as host-style addressing writes it: the
+/// request lines of the legacy SDKs' batches carry such paths even when the batch itself was
+/// sent path-style (recorded service traffic of `azure-cosmosdb-table`:
+/// `POST /table194014d4 HTTP/1.1`).
+///
+/// # Errors
+/// [`ServerError::InvalidUri`] as [`parse`].
+pub fn parse_relative(path: &str) -> Result<Resource> {
+    let invalid = || ServerError::InvalidUri {
+        path: path.chars().take(PATH_EXCERPT_CHARS).collect(),
+    };
+    let resource = path.strip_prefix('/').ok_or_else(invalid)?;
+    let resource = decode_cow(resource).ok_or_else(invalid)?;
+    parse_resource(&resource).ok_or_else(invalid)
+}
+
 /// Percent-decodes a query component as UTF-8, `+` first becoming a space.
 fn decode_form(text: &str) -> Option<String> {
     if memchr::memchr(b'+', text.as_bytes()).is_some() {

@@ -129,13 +129,18 @@ fn required(xml: &str, section: &str, name: &str) -> Result<String> {
         .ok_or_else(|| invalid(format!("{section} has no {name} element")))
 }
 
+/// A boolean element, its case ignored: the legacy Python SDKs write Python's `True` and
+/// `False`, and the service accepts them (recorded traffic of `azure-storage` 0.34).
 fn boolean(xml: &str, section: &str, name: &str) -> Result<bool> {
-    match required(xml, section, name)?.as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        other => Err(invalid(format!(
-            "{section}/{name} is {other:?}, not true or false"
-        ))),
+    let text = required(xml, section, name)?;
+    if text.eq_ignore_ascii_case("true") {
+        Ok(true)
+    } else if text.eq_ignore_ascii_case("false") {
+        Ok(false)
+    } else {
+        Err(invalid(format!(
+            "{section}/{name} is {text:?}, not true or false"
+        )))
     }
 }
 
@@ -498,5 +503,26 @@ mod tests {
                 "{body}"
             );
         }
+    }
+
+    #[test]
+    fn service_properties_booleans_are_read_whatever_their_case_as_the_service_reads_them() {
+        let body = "<?xml version='1.0' encoding='utf-8'?>\n<StorageServiceProperties><Logging>\
+<Version>1.0</Version><Delete>True</Delete><Read>FALSE</Read><Write>true</Write>\
+<RetentionPolicy><Enabled>False</Enabled></RetentionPolicy></Logging><HourMetrics>\
+<Version>1.0</Version><Enabled>True</Enabled><IncludeAPIs>False</IncludeAPIs>\
+<RetentionPolicy><Enabled>True</Enabled><Days>7</Days></RetentionPolicy></HourMetrics>\
+<Cors /></StorageServiceProperties>";
+        let applied = apply_xml(&ServiceProperties::default(), body).unwrap();
+        assert!(applied.logging.delete && !applied.logging.read && applied.logging.write);
+        assert!(applied.hour_metrics.enabled);
+        let refused = apply_xml(
+            &ServiceProperties::default(),
+            &body.replace("<Delete>True</Delete>", "<Delete>yes</Delete>"),
+        );
+        assert!(matches!(
+            refused,
+            Err(ServerError::InvalidXmlDocument { .. })
+        ));
     }
 }

@@ -76,7 +76,7 @@ pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
         Ok(operations) => operations,
         // An operation past the limit fails the changeset, answered like any failing operation.
         Err(error) if error.batch_index().is_some() => {
-            return Ok(respond(ctx, true, &[error_part(ctx, &error)]));
+            return Ok(respond(ctx, true, &[error_part(ctx, &error, None)]));
         }
         Err(error) => return Err(error),
     };
@@ -94,7 +94,17 @@ pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
             | ServerError::AuthorizationResourceTypeMismatch { .. }
             | ServerError::AuthenticationFailed { .. }),
         ) => Err(error),
-        Err(error) => Ok(respond(ctx, changeset, &[error_part(ctx, &error)])),
+        Err(error) => {
+            let content_id = error
+                .batch_index()
+                .and_then(|index| operations.get(index))
+                .and_then(BatchOperation::echoed_content_id);
+            Ok(respond(
+                ctx,
+                changeset,
+                &[error_part(ctx, &error, content_id)],
+            ))
+        }
     }
 }
 
@@ -103,8 +113,18 @@ type OperationTarget = (CompactString, Option<(CompactString, CompactString)>);
 
 /// The table and keys an operation names.
 fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
-    let target = route::parse(op.path, op.query)?;
-    match target.resource {
+    // One path segment names no entity path-style (`/{account}/{table}...` takes two): it is
+    // the table relative to the account, as the legacy SDKs write their request lines.
+    let one_segment = op
+        .path
+        .get(1..)
+        .is_some_and(|below| memchr::memchr(b'/', below.as_bytes()).is_none());
+    let resource = if one_segment {
+        route::parse_relative(op.path)?
+    } else {
+        route::parse(op.path, op.query)?.resource
+    };
+    match resource {
         Resource::Entities(table) => Ok((table, None)),
         Resource::Entity {
             table,
@@ -281,7 +301,7 @@ fn run_get(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result<Part>
             ("Content-Type", ctx.metadata.content_type().to_owned()),
             ("ETag", stored.etag.to_string()),
         ],
-        content_id: op.content_id.map(str::to_owned),
+        content_id: op.echoed_content_id().map(str::to_owned),
         body,
     })
 }

@@ -60,6 +60,16 @@ impl BatchOperation<'_> {
         self.headers.get(name)
     }
 
+    /// The `Content-ID` the response part echoes: the enclosing part's, or else the embedded
+    /// request's, where the legacy SDKs write it (`POST /t HTTP/1.1`, `Content-ID: 1`); the
+    /// service echoes either (recorded traffic of `azure-cosmosdb-table`).
+    #[must_use]
+    #[inline]
+    pub fn echoed_content_id(&self) -> Option<&str> {
+        self.content_id
+            .or_else(|| self.headers.known(CONTENT_ID_SLOT))
+    }
+
     /// The value of the `If-Match` header, as [`Self::header`] finds it (noted as the part
     /// was read; no name to compare).
     #[must_use]
@@ -258,7 +268,10 @@ fn parse_with<'b>(
     if by_length && let Some(operations) = parse_direct(body, outer) {
         return Ok(operations);
     }
-    let (parts, more) = split_parts(body, outer, 1)?;
+    // A last outer delimiter with nothing after it closes the batch: Microsoft's Rust SDK
+    // (`azure_data_tables` 0.21) ends every batch with `--batch_<id>` and a line feed, without
+    // the closing `--`. A part that is not there carries nothing to misread.
+    let (parts, more) = split_parts(body, outer, 1, true)?;
     if more {
         return Err(invalid(
             "a batch holds one changeset or one lone request, not several parts",
@@ -330,8 +343,14 @@ fn strip_line_break(content: &[u8]) -> &[u8] {
 /// The contents of the first `max` parts of a multipart body, delimited by `--boundary`
 /// lines and closed by `--boundary--`, and whether a further part follows (it is not
 /// read: the caller refuses the body). Text before the first delimiter (the preamble) is
-/// ignored.
-fn split_parts<'b>(body: &'b [u8], boundary: &str, max: usize) -> Result<(Vec<&'b [u8]>, bool)> {
+/// ignored. With `open_end_closes`, a delimiter followed by nothing but white space closes
+/// the body as `--boundary--` does.
+fn split_parts<'b>(
+    body: &'b [u8],
+    boundary: &str,
+    max: usize,
+    open_end_closes: bool,
+) -> Result<(Vec<&'b [u8]>, bool)> {
     let delimiter = format!("--{boundary}");
     let finder = memmem::Finder::new(delimiter.as_bytes());
     let mut parts = Vec::new();
@@ -340,7 +359,9 @@ fn split_parts<'b>(body: &'b [u8], boundary: &str, max: usize) -> Result<(Vec<&'
         .ok_or_else(|| invalid(format!("the body has no delimiter {delimiter:?}")))?;
     loop {
         let after = body.get(at + delimiter.len()..).unwrap_or_default();
-        if after.starts_with(b"--") {
+        if after.starts_with(b"--")
+            || (open_end_closes && after.iter().all(u8::is_ascii_whitespace))
+        {
             return Ok((parts, false));
         }
         if parts.len() == max {

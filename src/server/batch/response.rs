@@ -14,8 +14,10 @@ use crate::server::json::{EntityWriter, Links, write_etag_text, write_key_predic
 use crate::server::reply::{self, Reply, batch_error_body};
 use crate::table::{RowRef, StoredEntity, Written};
 
-/// The single response part of a failed batch.
-pub(super) fn error_part(ctx: &Context<'_>, error: &ServerError) -> Part {
+/// The single response part of a failed batch, with the `Content-ID` of the failing
+/// operation when it had one, as the service echoes it there too (recorded traffic of the
+/// legacy JS SDK: `HTTP/1.1 409 Conflict`, `Content-ID: 1`).
+pub(super) fn error_part(ctx: &Context<'_>, error: &ServerError, content_id: Option<&str>) -> Part {
     Part {
         status: error.status(),
         headers: vec![(
@@ -24,7 +26,7 @@ pub(super) fn error_part(ctx: &Context<'_>, error: &ServerError) -> Part {
                 .content_type()
                 .to_owned(),
         )],
-        content_id: None,
+        content_id: content_id.map(str::to_owned),
         body: batch_error_body(error, ctx.request_id),
     }
 }
@@ -129,14 +131,19 @@ impl SuccessParts<'_> {
         let entity = written.entity;
         let Some(etag) = written.etag else {
             out.push_str(&self.delimiter);
-            write_part_status(out, op.content_id, 204);
+            write_part_status(out, op.echoed_content_id(), 204);
             out.push_str("\r\n\r\n");
             return Ok(());
         };
         let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
         let prefer = prefer_content(op.prefer());
         if insert && prefer != Some(false) {
-            self.write_created_head(out, op.content_id, etag.timestamp(), prefer == Some(true));
+            self.write_created_head(
+                out,
+                op.echoed_content_id(),
+                etag.timestamp(),
+                prefer == Some(true),
+            );
             write_address_keys(out, pk, rk);
             out.push_str(")\r\n\r\n");
             match written.row {
@@ -167,7 +174,7 @@ impl SuccessParts<'_> {
             write_address_keys(out, pk, rk);
             out.push_str(")\r\n");
         };
-        write_part_status(out, op.content_id, 204);
+        write_part_status(out, op.echoed_content_id(), 204);
         out.push_str("ETag: ");
         out.push_str(self.etag_texts.text(etag.timestamp()));
         out.push_str("\r\n");
@@ -432,7 +439,7 @@ mod tests {
         );
         let entity = written.entity;
         let Some(etag) = written.etag else {
-            write_part_status(&mut out, op.content_id, 204);
+            write_part_status(&mut out, op.echoed_content_id(), 204);
             out.push_str("\r\n\r\n");
             return out;
         };
@@ -444,7 +451,11 @@ mod tests {
         };
         let prefer = prefer_content(op.header("prefer"));
         let content = insert && prefer != Some(false);
-        write_part_status(&mut out, op.content_id, if content { 201 } else { 204 });
+        write_part_status(
+            &mut out,
+            op.echoed_content_id(),
+            if content { 201 } else { 204 },
+        );
         out.push_str("ETag: ");
         write_etag_text(&mut out, etag.timestamp());
         out.push_str("\r\n");

@@ -14,6 +14,7 @@ use self::int::write_int;
 use self::metadata_member::write_metadata_member;
 pub(super) use self::plain::push_ascii_array;
 use self::plain::{push_ascii, push_plain};
+use self::selected::selected_bit;
 use super::stamp::push_iso_colons_escaped;
 use super::stamp::{PARTITION_KEY_NAME, StampText};
 use super::{Links, Metadata, TYPE_ANNOTATION_SUFFIX};
@@ -338,13 +339,17 @@ impl<'a> EntityWriter<'a> {
                 return Ok(());
             }
         }
+        // Bit `i`: the `i`th selected name was written (a name past the bits is looked up
+        // again by [`Self::write_missing_selected`]).
+        let mut present = 0_u64;
         for frame in row.properties.frames() {
             let frame = frame?;
             let name = frame.name_bytes();
-            if let Some(names) = self.select
-                && !names.iter().any(|wanted| wanted.as_bytes() == name)
-            {
-                continue;
+            if let Some(names) = self.select {
+                match names.iter().position(|wanted| wanted.as_bytes() == name) {
+                    None => continue,
+                    Some(at) => present |= selected_bit(at).unwrap_or(0),
+                }
             }
             // A stored name is a checked identifier, so nearly always plain ASCII that needs
             // no escape; so are most strings, which are then copied as stored. Each is tested
@@ -376,7 +381,8 @@ impl<'a> EntityWriter<'a> {
             };
             write_property(out, self.metadata, name, &frame.value_ref()?)?;
         }
-        if self.select.is_some() {
+        if let Some(names) = self.select {
+            Self::write_missing_selected(out, names, present, row);
             Self::close_selected(out, start);
         } else {
             out.push('}');

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use bytes::Buf;
 use http_body_util::Full;
 use hyper::header::{
-    CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderName, HeaderValue, LOCATION, X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_TYPE, ETAG, HeaderName, HeaderValue, LOCATION, SERVER,
+    X_CONTENT_TYPE_OPTIONS,
 };
 use hyper::{HeaderMap, Response, StatusCode};
 
@@ -17,7 +18,7 @@ use super::super::reply::{self, Reply};
 use super::state::RequestId;
 
 /// Headers [`into_response`] adds to every response (with `x-ms-client-request-id`).
-const FIXED_HEADERS: usize = 6;
+const FIXED_HEADERS: usize = 7;
 
 /// Room of a response's header map. hyper keeps the map of the response it sent and parses
 /// the connection's next request into it, so the map is sized for a request too: the SDKs send
@@ -35,6 +36,11 @@ const VERSION_VALUE: HeaderValue = HeaderValue::from_static(SERVICE_VERSION);
 const DATASERVICEVERSION_VALUE: HeaderValue = HeaderValue::from_static("3.0;");
 const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
 const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
+/// The service's `Server` value, sent as it is: the Rust SDK (`azure_storage` 0.21) fails
+/// every call whose response lacks a `Server` header, and recorded service traffic carries
+/// this value on every response.
+const SERVER_VALUE: HeaderValue =
+    HeaderValue::from_static("Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0");
 
 /// The header `name` (lower-case), without parsing the names handlers set: a name parsed at
 /// run time that is not a standard one is also copied into an allocation.
@@ -147,6 +153,7 @@ pub(super) fn into_response(
     headers.append(DATASERVICEVERSION, DATASERVICEVERSION_VALUE);
     headers.append(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
     headers.append(CACHE_CONTROL, NO_CACHE);
+    headers.append(SERVER, SERVER_VALUE);
     for (name, value) in reply.headers {
         // Every value written is ASCII by construction; one that is not is dropped rather
         // than failing the response.

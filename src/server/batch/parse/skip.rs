@@ -35,7 +35,7 @@ pub(super) fn search_changeset<'b>(
     boundary: &str,
     max: usize,
 ) -> Result<Changeset<'b>> {
-    let (parts, more) = split_parts(body, boundary, max)?;
+    let (parts, more) = split_parts(body, boundary, max, false)?;
     let mut changeset = Changeset {
         operations: Vec::with_capacity(parts.len()),
         failed: None,

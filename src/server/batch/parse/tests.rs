@@ -72,6 +72,35 @@ fn batch_parse_two_top_level_parts_is_invalid_input() {
     assert_eq!((error.batch_index(), error.code()), (None, "InvalidInput"));
 }
 #[test]
+fn batch_parse_last_outer_delimiter_without_closing_dashes_ends_the_batch() {
+    // The shape Microsoft's Rust SDK (`azure_data_tables` 0.21) sends: line feeds only, no
+    // Content-Length in the parts, and `--batch_<id>` without `--` as the last line.
+    let body = "--batch_1\nContent-Type: multipart/mixed; boundary=changeset_2\n\n\
+--changeset_2\nContent-Type: application/http\nContent-Transfer-Encoding: binary\n\n\
+POST http://127.0.0.1:10002/devstoreaccount1/t HTTP/1.1\naccept: application/json;odata=fullmetadata\ncontent-type: application/json\n\n\
+{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}\n\
+--changeset_2\nContent-Type: application/http\nContent-Transfer-Encoding: binary\n\n\
+DELETE http://127.0.0.1:10002/devstoreaccount1/t(PartitionKey='p',RowKey='b') HTTP/1.1\nIf-Match: *\n\n\
+--changeset_2--\n--batch_1\n";
+    let content_type = "multipart/mixed; boundary=batch_1";
+    for body in [body, body.trim_end(), &format!("{body}\r\n  \n")] {
+        let ops = parse(content_type, body.as_bytes()).unwrap();
+        assert_eq!(ops.len(), 2, "{body:?}");
+        assert_eq!(ops[0].body, b"{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}");
+        assert_eq!(ops[1].method, "DELETE");
+        assert_eq!(
+            parse_by_search(content_type, body.as_bytes())
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+    // Anything after that delimiter is a second part, still refused.
+    let error = parse(content_type, format!("{body}x\n").as_bytes()).unwrap_err();
+    assert_eq!(error.code(), "InvalidInput");
+}
+
+#[test]
 fn batch_parse_header_lookup_is_case_blind_and_the_first_line_wins() {
     let part = b"IF-MATCH: *\r\nX-Other :  v \r\n  \r\nprefer: a\r\nPrefer: b\r\n\r\nbody";
     let (headers, content) = split_headers(part).unwrap();

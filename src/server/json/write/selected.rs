@@ -1,6 +1,6 @@
-//! The head of a row's object under `$select`: the service returns only the properties a
-//! `$select` names, the system ones (PartitionKey, RowKey, Timestamp) included, beside the
-//! metadata members of the response's level.
+//! A row's object under `$select`: the service returns only the properties a `$select`
+//! names, the system ones (PartitionKey, RowKey, Timestamp) included, beside the metadata
+//! members of the response's level, and a named property the entity lacks as `null`.
 
 use super::metadata_member::write_metadata_member;
 use super::plain::push_ascii;
@@ -8,6 +8,15 @@ use super::{EntityWriter, write_str};
 use crate::model::DateTime;
 use crate::server::json::Metadata;
 use crate::server::json::stamp::PARTITION_KEY_NAME;
+use crate::table::RowRef;
+
+/// The bit that marks the `at`th selected name as written, for the first 64 names.
+pub(super) fn selected_bit(at: usize) -> Option<u64> {
+    u32::try_from(at).ok().and_then(|at| 1_u64.checked_shl(at))
+}
+
+/// The system properties, which every row has: a `$select` of them never writes `null`.
+const SYSTEM_NAMES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
 
 impl EntityWriter<'_> {
     /// Appends `{`, the metadata members and those of the system properties in `names`; the
@@ -47,6 +56,37 @@ impl EntityWriter<'_> {
                 push_ascii(out, b",\"Timestamp@odata.type\":\"Edm.DateTime\"");
             }
             self.stamp.push_timestamp_member(out);
+        }
+    }
+
+    /// Appends `,"name":null` for each custom property `names` selects that `row` lacks:
+    /// the service answers such a `$select` with the property as `null` (recorded traffic
+    /// of `azure-cosmosdb-table`: `$select=age,sex,xyz` gives `"xyz":null`). `present` has
+    /// bit `i` set ([`selected_bit`]) when the `i`th name was written; a name past its bits
+    /// is looked up again.
+    pub(super) fn write_missing_selected(
+        out: &mut String,
+        names: &[&str],
+        present: u64,
+        row: &RowRef<'_>,
+    ) {
+        for (at, name) in names.iter().enumerate() {
+            let repeated = names.get(..at).is_some_and(|before| before.contains(name));
+            if repeated || SYSTEM_NAMES.contains(name) || name.starts_with("odata.") {
+                continue;
+            }
+            let found = match selected_bit(at) {
+                Some(bit) => present & bit != 0,
+                None => row
+                    .properties
+                    .frames()
+                    .any(|frame| frame.is_ok_and(|frame| frame.name_bytes() == name.as_bytes())),
+            };
+            if !found {
+                out.push(',');
+                write_str(out, name);
+                out.push_str(":null");
+            }
         }
     }
 
