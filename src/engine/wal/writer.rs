@@ -21,12 +21,12 @@ use crate::engine::{Error, Result};
 ///   segment's id past `pos`) zeroes the rest of the segment and syncs, so frames of a crashed
 ///   run that lie beyond `pos` can never be chained onto the new ones;
 /// - a durable append that reaches past the zeroes written so far first writes zeroes over the
-///   next [`PREWRITE_LEN`] bytes of the segment and starts their writeback, so durable appends
-///   overwrite blocks the file system has already allocated and written: an `O_DSYNC` write or
-///   `fdatasync` that extends the file, fills a hole or converts an unwritten extent must also
-///   commit the file system's journal, which costs more kernel CPU and several times the
-///   latency. The zeroes need not be durable (stale bytes end replay as cleanly), so nothing
-///   waits for them;
+///   next [`PREWRITE_LEN`] bytes of the segment (whole pages, [`Storage::write_zeroes_ahead`]),
+///   so durable appends overwrite blocks the file system has already allocated and written: an
+///   `O_DSYNC` write or `fdatasync` that extends the file, fills a hole or converts an
+///   unwritten extent must also commit the file system's journal, which costs more kernel CPU
+///   and several times the latency. The zeroes need not be durable (stale bytes end replay as
+///   cleanly);
 /// - a durable append with nothing unsynced before it rewrites the whole pages it touches
 ///   (the tail page's earlier bytes, kept in memory, then the frames, then zeroes) with one
 ///   synced direct write ([`Storage::write_pages_durable`]): no page cache, no writeback, less
