@@ -89,7 +89,11 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
 
 /// Writes zeroes over `len` bytes of `storage` from `offset` through `write_all_at`, a chunk of
 /// `ZERO_CHUNK_BYTES` at a time.
-pub(crate) fn write_zeroes<S: Storage + ?Sized>(storage: &S, offset: u64, len: u64) -> io::Result<()> {
+pub(crate) fn write_zeroes<S: Storage + ?Sized>(
+    storage: &S,
+    offset: u64,
+    len: u64,
+) -> io::Result<()> {
     let chunk = usize::try_from(len).map_or(ZERO_CHUNK_BYTES, |len| len.min(ZERO_CHUNK_BYTES));
     let zeros = vec![0u8; chunk];
     let end = offset.saturating_add(len);
