@@ -182,3 +182,36 @@ fn wal_buffered_append_after_a_direct_write_does_not_read_the_tail_page_back() {
         "{read} bytes read back from the device"
     );
 }
+
+#[test]
+fn zeroes_written_ahead_replace_cached_and_on_disk_bytes_and_nothing_outside_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = FileStorage::open(dir.path().join("db"), OpenMode::ReadWrite).unwrap();
+    let page = PAGE_SIZE as usize;
+    let len = 300 * page;
+    let filled: Vec<u8> = (0..len).map(|i| (i % 251) as u8 + 1).collect();
+    // Aligned ranges (direct writes of whole pages), ranges with ragged edges (the edges
+    // buffered), one inside a page, and one past the end of the file.
+    let ranges = [
+        (2 * page, 64 * page),
+        (5 * page + 100, 70 * page + 7),
+        (page + 10, 20),
+        (len - 3 * page, 8 * page),
+    ];
+    for (offset, zeroed) in ranges {
+        real.write_all_at(&filled, 0).unwrap();
+        // Read the range so the page cache holds the old bytes: the zeroes must replace them.
+        let mut cached = vec![0u8; len];
+        real.read_exact_at(&mut cached, 0).unwrap();
+        real.write_zeroes_ahead(offset as u64, zeroed as u64)
+            .unwrap();
+        let end = offset + zeroed;
+        let mut expected = filled.clone();
+        expected.resize(expected.len().max(end), 0);
+        expected[offset..end].fill(0);
+        let mut got = vec![0xEEu8; expected.len()];
+        real.read_exact_at(&mut got, 0).unwrap();
+        assert!(got == expected, "range {offset}+{zeroed}");
+        assert_eq!(real.len().unwrap(), expected.len() as u64);
+    }
+}

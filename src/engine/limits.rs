@@ -26,6 +26,9 @@ pub const MANIFEST_MAGIC: u32 = u32::from_le_bytes(*b"SMAN");
 /// Version of the manifest encoding.
 pub const MANIFEST_VERSION: u32 = 1;
 
+/// Bytes of zeroes written per call when the engine clears or pre-writes a range of the file.
+pub const ZERO_CHUNK_BYTES: usize = 64 << 10;
+
 /// Size of the first WAL segment; later ones double up to `Options::wal_segment_max_bytes`.
 pub const WAL_SEGMENT_MIN_BYTES: u64 = 64 << 10;
 

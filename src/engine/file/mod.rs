@@ -18,6 +18,8 @@ pub use superblock::{
 use std::io;
 use std::path::Path;
 
+use crate::engine::limits::ZERO_CHUNK_BYTES;
+
 /// Positional I/O on the one database file. Everything the engine does to disk goes through
 /// this trait so tests can inject torn writes, failed syncs, full disks and crashes.
 pub trait Storage: Send + Sync + std::fmt::Debug {
@@ -66,8 +68,40 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         let _ = (offset, len);
         Ok(())
     }
+    /// Writes zeroes over `len` bytes from `offset` ahead of durable writes that will overwrite
+    /// them, so those find blocks the file system has already allocated and written. The
+    /// zeroes need not be durable, and nothing waits for them to reach the disk unless the
+    /// storage writes them directly. The real storage writes the whole pages of the range past
+    /// the page cache: cached zero pages would cost every later direct write of the range a
+    /// write-back check and an invalidation per page. This default writes them through
+    /// `write_all_at` and starts their writeback.
+    fn write_zeroes_ahead(&self, offset: u64, len: u64) -> io::Result<()> {
+        write_zeroes(self, offset, len)?;
+        // Only a hint: the zeroes need not be on disk.
+        let _ = self.start_writeback(offset, len);
+        Ok(())
+    }
     /// The file's path, for error messages (`<in-memory>` for storages without one).
     fn path(&self) -> &Path {
         Path::new("<in-memory>")
     }
+}
+
+/// Writes zeroes over `len` bytes of `storage` from `offset` through `write_all_at`, a chunk of
+/// `ZERO_CHUNK_BYTES` at a time.
+pub(crate) fn write_zeroes<S: Storage + ?Sized>(
+    storage: &S,
+    offset: u64,
+    len: u64,
+) -> io::Result<()> {
+    let chunk = usize::try_from(len).map_or(ZERO_CHUNK_BYTES, |len| len.min(ZERO_CHUNK_BYTES));
+    let zeros = vec![0u8; chunk];
+    let end = offset.saturating_add(len);
+    let mut at = offset;
+    while at < end {
+        let n = usize::try_from(end - at).map_or(chunk, |left| left.min(chunk));
+        storage.write_all_at(zeros.get(..n).unwrap_or_default(), at)?;
+        at += n as u64;
+    }
+    Ok(())
 }

@@ -31,9 +31,6 @@ pub const KIND_SEAL: u8 = 2;
 /// Largest payload one frame carries.
 pub const MAX_PAYLOAD_LEN: usize = u32::MAX as usize - HEADER_LEN;
 
-/// Bytes of zeroes written per call when a resumed writer clears the rest of its segment.
-pub const ZERO_CHUNK_LEN: usize = 64 << 10;
-
 /// Bytes of zeroes a durable append writes ahead of the tail when it reaches past the last
 /// ones (see `WalWriter`): about 4,000 single-entity frames, so the cost is spread thin and a
 /// segment left early wastes little.

@@ -1,11 +1,9 @@
 //! Appends records to the current WAL segment.
 
-use super::format::{
-    HEADER_LEN, KIND_RECORD, KIND_SEAL, MAX_PAYLOAD_LEN, PREWRITE_LEN, ZERO_CHUNK_LEN,
-};
+use super::format::{HEADER_LEN, KIND_RECORD, KIND_SEAL, MAX_PAYLOAD_LEN, PREWRITE_LEN};
 use super::record::{WalRecord, encode_frame};
 use super::tail::{DIRECT_MAX_LEN, TailPage};
-use crate::engine::file::{PAGE_SIZE, Storage, WalSegmentRef};
+use crate::engine::file::{PAGE_SIZE, Storage, WalSegmentRef, write_zeroes};
 use crate::engine::{Error, Result};
 
 /// Appends framed records at the tail of one WAL segment.
@@ -23,12 +21,12 @@ use crate::engine::{Error, Result};
 ///   segment's id past `pos`) zeroes the rest of the segment and syncs, so frames of a crashed
 ///   run that lie beyond `pos` can never be chained onto the new ones;
 /// - a durable append that reaches past the zeroes written so far first writes zeroes over the
-///   next [`PREWRITE_LEN`] bytes of the segment and starts their writeback, so durable appends
-///   overwrite blocks the file system has already allocated and written: an `O_DSYNC` write or
-///   `fdatasync` that extends the file, fills a hole or converts an unwritten extent must also
-///   commit the file system's journal, which costs more kernel CPU and several times the
-///   latency. The zeroes need not be durable (stale bytes end replay as cleanly), so nothing
-///   waits for them;
+///   next [`PREWRITE_LEN`] bytes of the segment (whole pages, [`Storage::write_zeroes_ahead`]),
+///   so durable appends overwrite blocks the file system has already allocated and written: an
+///   `O_DSYNC` write or `fdatasync` that extends the file, fills a hole or converts an
+///   unwritten extent must also commit the file system's journal, which costs more kernel CPU
+///   and several times the latency. The zeroes need not be durable (stale bytes end replay as
+///   cleanly);
 /// - a durable append with nothing unsynced before it rewrites the whole pages it touches
 ///   (the tail page's earlier bytes, kept in memory, then the frames, then zeroes) with one
 ///   synced direct write ([`Storage::write_pages_durable`]): no page cache, no writeback, less
@@ -333,18 +331,30 @@ impl WalWriter {
         Ok(())
     }
 
-    /// Writes zeroes ahead of the tail, from where the last prewrite ended (or the tail) to
-    /// [`PREWRITE_LEN`] past the end of the `len` bytes about to be appended, and starts their
-    /// writeback. Only a performance measure: a failed writeback hint loses nothing.
+    /// Writes zeroes ahead of the tail ([`Storage::write_zeroes_ahead`]), from where the last
+    /// prewrite ended (or the page after the tail's: the tail's own page holds frames, so its
+    /// blocks are written) to the last page boundary [`PREWRITE_LEN`] past the end of the
+    /// `len` bytes about to be appended. Whole pages, so the real storage can write them
+    /// directly. Only a performance measure: the zeroes need not be durable.
     fn prewrite(&mut self, storage: &dyn Storage, len: u64) -> Result<()> {
-        let from = self.prewritten.max(self.pos);
-        let to = (self.pos + len)
-            .saturating_add(PREWRITE_LEN)
-            .min(self.segment.extent.len);
-        self.write_zeroes(storage, from, to, "prewrite WAL segment")?;
+        let extent_len = self.segment.extent.len;
+        let from = self
+            .prewritten
+            .max(self.pos.next_multiple_of(PAGE_SIZE))
+            .min(extent_len);
+        let window_end = (self.pos + len).saturating_add(PREWRITE_LEN);
+        let to = (window_end - window_end % PAGE_SIZE)
+            .min(extent_len)
+            .max(from);
+        if to > from {
+            storage
+                .write_zeroes_ahead(self.segment.extent.offset + from, to - from)
+                .map_err(|source| Error::Io {
+                    op: "prewrite WAL segment",
+                    source,
+                })?;
+        }
         self.prewritten = to;
-        let start = self.segment.extent.offset + from;
-        let _ = storage.start_writeback(start, to.saturating_sub(from));
         Ok(())
     }
 
@@ -352,42 +362,17 @@ impl WalWriter {
     /// frame before `pos` durable. Zeroes read as the clean end of the log.
     fn zero_rest(&mut self, storage: &dyn Storage) -> Result<()> {
         let end = self.segment.extent.len;
-        self.write_zeroes(storage, self.pos, end, "clear resumed WAL segment")?;
+        let from = self.segment.extent.offset + self.pos;
+        write_zeroes(storage, from, end.saturating_sub(self.pos)).map_err(|source| Error::Io {
+            op: "clear resumed WAL segment",
+            source,
+        })?;
         self.prewritten = end;
         storage.sync_data().map_err(|source| Error::Io {
             op: "sync cleared WAL segment",
             source,
         })?;
         self.synced = self.pos;
-        Ok(())
-    }
-
-    /// Writes zeroes over segment offsets `from..to`.
-    fn write_zeroes(
-        &self,
-        storage: &dyn Storage,
-        from: u64,
-        to: u64,
-        op: &'static str,
-    ) -> Result<()> {
-        let mut at = from;
-        let zeros = vec![
-            0u8;
-            ZERO_CHUNK_LEN
-                .min(usize::try_from(to.saturating_sub(from)).unwrap_or(usize::MAX))
-        ];
-        while at < to {
-            let n = usize::try_from(to.saturating_sub(at))
-                .unwrap_or(usize::MAX)
-                .min(zeros.len());
-            storage
-                .write_all_at(
-                    zeros.get(..n).unwrap_or_default(),
-                    self.segment.extent.offset + at,
-                )
-                .map_err(|source| Error::Io { op, source })?;
-            at += n as u64;
-        }
         Ok(())
     }
 
