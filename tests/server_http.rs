@@ -464,4 +464,40 @@ fn server_select_of_a_property_the_entity_lacks_answers_it_as_null() {
     assert_eq!((row["n"].clone(), row["s"].clone()), (1.into(), "v".into()));
     assert_eq!(row.as_object().unwrap().len(), 72, "{row}");
     assert!(row["m69"].is_null());
+    // A name no custom property can have (an annotation, an OData member) is not a missing
+    // property: nothing is written for it.
+    let odd = "/Picked()?$select=n,n@odata.type,odata.etag,first-name";
+    let row = f.send("GET", odd, &accept, None, true).json()["value"][0].clone();
+    assert_eq!(row, serde_json::json!({"n": 1}), "{row}");
+}
+
+#[test]
+fn server_select_of_more_than_255_distinct_names_is_400_invalid_input() {
+    // The service projects at most 255 properties; repeats of one name count once.
+    let f = Fixture::new();
+    f.create_table("Wide");
+    assert_eq!(
+        f.insert("Wide", r#"{"PartitionKey":"p","RowKey":"r","n":1}"#)
+            .status,
+        201
+    );
+    let accept = [("Accept", "application/json;odata=nometadata")];
+    let names = |n: usize| {
+        (0..n)
+            .map(|i| format!("c{i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let at_limit = format!("/Wide()?$select={},c0,c1", names(255));
+    let got = f.send("GET", &at_limit, &accept, None, true);
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert_eq!(got.json()["value"][0].as_object().unwrap().len(), 255);
+    for path in [
+        format!("/Wide()?$select={}", names(256)),
+        format!("/Wide(PartitionKey='p',RowKey='r')?$select={}", names(256)),
+    ] {
+        let got = f.send("GET", &path, &accept, None, true);
+        assert_eq!(got.status, 400, "{}", got.body);
+        assert_eq!(got.error_code(), "InvalidInput", "{}", got.body);
+    }
 }

@@ -22,6 +22,11 @@ pub const REFUSED_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(2);
 /// been answered, so the connection counts as idle), and cannot hold back a shutdown longer.
 pub const REFUSED_BODY_DRAIN_MAX: Duration = Duration::from_secs(10);
 
+/// Most distinct property names one `$select` may name: the service projects at most 255
+/// properties, the most an entity has. It also bounds the per-row work of a projection,
+/// which compares each property with the names and writes the missing ones as `null`.
+pub const SELECT_MAX_NAMES: usize = 255;
+
 /// Largest Set Table ACL body: five policies of XML are a few KiB.
 pub const ACL_BODY_MAX_BYTES: usize = 64 * 1024;
 

@@ -8,6 +8,7 @@ use crate::server::error::{Result, ServerError};
 use crate::server::json::{
     ETAG_TEXT_LEN, EntityWriter, Links, key_predicate, parse_entity, write_entity, write_etag_text,
 };
+use crate::server::limits::SELECT_MAX_NAMES;
 use crate::server::reply::Reply;
 use crate::table::{ETag, GroupWrite, OpKind, RowRef, StoredEntity};
 
@@ -133,16 +134,32 @@ pub fn delete(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply
     Ok(Reply::status(204))
 }
 
-/// The property names of a `$select`, system ones included: the service returns only what it
-/// names (and the ETag). `None` (every property) without one, or for `*` or no name at all.
-pub(super) fn select_list(select: Option<&str>) -> Option<Vec<String>> {
-    let names: Vec<String> = select?
-        .split(',')
-        .map(str::trim)
-        .filter(|name| !name.is_empty())
-        .map(str::to_owned)
-        .collect();
-    (!names.is_empty() && !names.iter().any(|name| name == "*")).then_some(names)
+/// The distinct property names of a `$select`, system ones included, in the order first
+/// named: the service returns only what it names (and the ETag). `None` (every property)
+/// without one, or for `*` or no name at all.
+///
+/// # Errors
+/// [`ServerError::InvalidInput`] for more than [`SELECT_MAX_NAMES`] distinct names.
+pub(super) fn select_list(select: Option<&str>) -> Result<Option<Vec<String>>> {
+    let Some(select) = select else {
+        return Ok(None);
+    };
+    let mut names: Vec<String> = Vec::new();
+    for name in select.split(',').map(str::trim) {
+        if name == "*" {
+            return Ok(None);
+        }
+        if name.is_empty() || names.iter().any(|seen| seen == name) {
+            continue;
+        }
+        if names.len() == SELECT_MAX_NAMES {
+            return Err(ServerError::invalid(format!(
+                "$select names more than {SELECT_MAX_NAMES} properties"
+            )));
+        }
+        names.push(name.to_owned());
+    }
+    Ok((!names.is_empty()).then_some(names))
 }
 
 /// Point query: `GET /{account}/{table}(PartitionKey='..',RowKey='..')`, written straight
@@ -150,7 +167,7 @@ pub(super) fn select_list(select: Option<&str>) -> Option<Vec<String>> {
 pub fn get(ctx: &Context<'_>, table: &str, key: (&str, &str)) -> Result<Reply> {
     ctx.principal
         .authorize(Access::Read, Some(table), Some(key))?;
-    let select = select_list(ctx.target.param("$select"));
+    let select = select_list(ctx.target.param("$select"))?;
     let names: Option<Vec<&str>> = select
         .as_ref()
         .map(|names| names.iter().map(String::as_str).collect());

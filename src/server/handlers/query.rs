@@ -200,7 +200,7 @@ fn scan(
     let limit = page_limit(top);
     let query = Query {
         filter: ctx.target.filter().map(str::to_owned),
-        select: select_list(ctx.target.param("$select")),
+        select: select_list(ctx.target.param("$select"))?,
         // A resumed page asks for the rest of its rows; `$top` of 0 is the table layer's
         // error to report.
         top: if visits > 0 {

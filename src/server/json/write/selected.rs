@@ -5,7 +5,7 @@
 use super::metadata_member::write_metadata_member;
 use super::plain::push_ascii;
 use super::{EntityWriter, write_str};
-use crate::model::DateTime;
+use crate::model::{DateTime, PropertyName};
 use crate::server::json::Metadata;
 use crate::server::json::stamp::PARTITION_KEY_NAME;
 use crate::table::RowRef;
@@ -14,9 +14,6 @@ use crate::table::RowRef;
 pub(super) fn selected_bit(at: usize) -> Option<u64> {
     u32::try_from(at).ok().and_then(|at| 1_u64.checked_shl(at))
 }
-
-/// The system properties, which every row has: a `$select` of them never writes `null`.
-const SYSTEM_NAMES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
 
 impl EntityWriter<'_> {
     /// Appends `{`, the metadata members and those of the system properties in `names`; the
@@ -61,9 +58,9 @@ impl EntityWriter<'_> {
 
     /// Appends `,"name":null` for each custom property `names` selects that `row` lacks:
     /// the service answers such a `$select` with the property as `null` (recorded traffic
-    /// of `azure-cosmosdb-table`: `$select=age,sex,xyz` gives `"xyz":null`). `present` has
-    /// bit `i` set ([`selected_bit`]) when the `i`th name was written; a name past its bits
-    /// is looked up again.
+    /// of `azure-cosmosdb-table`: `$select=age,sex,xyz` gives `"xyz":null`). `names` are
+    /// distinct (see `select_list`); `present` has bit `i` set ([`selected_bit`]) when the
+    /// `i`th name was written, and a name past its bits is looked up again.
     pub(super) fn write_missing_selected(
         out: &mut String,
         names: &[&str],
@@ -71,8 +68,9 @@ impl EntityWriter<'_> {
         row: &RowRef<'_>,
     ) {
         for (at, name) in names.iter().enumerate() {
-            let repeated = names.get(..at).is_some_and(|before| before.contains(name));
-            if repeated || SYSTEM_NAMES.contains(name) || name.starts_with("odata.") {
+            // Only a name that could be a custom property is one the row lacks: not a system
+            // property (every row has those), an `odata.` member or an annotation.
+            if PropertyName::check(name).is_err() {
                 continue;
             }
             let found = match selected_bit(at) {
