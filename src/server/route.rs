@@ -107,9 +107,7 @@ impl Target {
 /// [`ServerError::InvalidUri`] for a path that names no resource (bad percent-encoding, bad
 /// key predicate, extra segments).
 pub fn parse(path: &str, query: Option<&str>) -> Result<Target> {
-    let invalid = || ServerError::InvalidUri {
-        path: path.chars().take(PATH_EXCERPT_CHARS).collect(),
-    };
+    let invalid = || invalid_uri(path);
     let rest = path.strip_prefix('/').ok_or_else(invalid)?;
     let (account, resource) = split_at_byte(rest, b'/').unwrap_or((rest, ""));
     let account = CompactString::new(decode_cow(account).ok_or_else(invalid)?);
@@ -125,21 +123,34 @@ pub fn parse(path: &str, query: Option<&str>) -> Result<Target> {
     })
 }
 
-/// Parses a path that names its resource relative to the account (`/{table}`,
+/// Parses the path and query of a request line inside a batch to the resource it names. A
+/// path of one segment names its resource relative to the account (`/{table}`,
 /// `/{table}(PartitionKey='pk',RowKey='rk')`), as host-style addressing writes it: the
-/// request lines of the legacy SDKs' batches carry such paths even when the batch itself was
-/// sent path-style (recorded service traffic of `azure-cosmosdb-table`:
-/// `POST /table194014d4 HTTP/1.1`).
+/// legacy SDKs' batches carry such lines even when the batch itself was sent path-style
+/// (recorded service traffic of `azure-cosmosdb-table`: `POST /table194014d4 HTTP/1.1`).
+/// Longer paths are read as [`parse`] reads them; the query is checked either way.
 ///
 /// # Errors
 /// [`ServerError::InvalidUri`] as [`parse`].
-pub fn parse_relative(path: &str) -> Result<Resource> {
-    let invalid = || ServerError::InvalidUri {
-        path: path.chars().take(PATH_EXCERPT_CHARS).collect(),
+pub fn parse_batch_operation(path: &str, query: Option<&str>) -> Result<Resource> {
+    let relative = path
+        .strip_prefix('/')
+        .filter(|below| memchr::memchr(b'/', below.as_bytes()).is_none());
+    let Some(relative) = relative else {
+        return parse(path, query).map(|target| target.resource);
     };
-    let resource = path.strip_prefix('/').ok_or_else(invalid)?;
-    let resource = decode_cow(resource).ok_or_else(invalid)?;
-    parse_resource(&resource).ok_or_else(invalid)
+    let invalid = || invalid_uri(path);
+    let resource = decode_cow(relative).ok_or_else(invalid)?;
+    let resource = parse_resource(&resource).ok_or_else(invalid)?;
+    parse_query(query.unwrap_or(""))?;
+    Ok(resource)
+}
+
+/// The error of a path that names no resource, with an excerpt of it.
+fn invalid_uri(path: &str) -> ServerError {
+    ServerError::InvalidUri {
+        path: path.chars().take(PATH_EXCERPT_CHARS).collect(),
+    }
 }
 
 /// Percent-decodes a query component as UTF-8, `+` first becoming a space.
@@ -511,6 +522,24 @@ mod tests {
             "//t",
         ] {
             assert!(parse(path, None).is_err(), "{path}");
+        }
+    }
+
+    #[test]
+    fn batch_operation_of_one_segment_is_relative_to_the_account_and_checks_its_query() {
+        assert_eq!(
+            parse_batch_operation("/T", None).unwrap(),
+            Resource::Entities("T".into())
+        );
+        assert_eq!(
+            parse_batch_operation("/acct/T", None).unwrap(),
+            Resource::Entities("T".into())
+        );
+        for (path, query) in [("/T", Some("%FF")), ("/acct/T", Some("%FF")), ("T", None)] {
+            assert!(
+                parse_batch_operation(path, query).is_err(),
+                "{path} {query:?}"
+            );
         }
     }
 }

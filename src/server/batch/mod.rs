@@ -113,18 +113,7 @@ type OperationTarget = (CompactString, Option<(CompactString, CompactString)>);
 
 /// The table and keys an operation names.
 fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
-    // One path segment names no entity path-style (`/{account}/{table}...` takes two): it is
-    // the table relative to the account, as the legacy SDKs write their request lines.
-    let one_segment = op
-        .path
-        .get(1..)
-        .is_some_and(|below| memchr::memchr(b'/', below.as_bytes()).is_none());
-    let resource = if one_segment {
-        route::parse_relative(op.path)?
-    } else {
-        route::parse(op.path, op.query)?.resource
-    };
-    match resource {
+    match route::parse_batch_operation(op.path, op.query)? {
         Resource::Entities(table) => Ok((table, None)),
         Resource::Entity {
             table,

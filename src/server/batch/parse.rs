@@ -62,12 +62,15 @@ impl BatchOperation<'_> {
 
     /// The `Content-ID` the response part echoes: the enclosing part's, or else the embedded
     /// request's, where the legacy SDKs write it (`POST /t HTTP/1.1`, `Content-ID: 1`); the
-    /// service echoes either (recorded traffic of `azure-cosmosdb-table`).
+    /// service echoes either (recorded traffic of `azure-cosmosdb-table`). One holding a
+    /// control character (a bare CR would start a header line of the client's choosing in
+    /// the response part) is not echoed.
     #[must_use]
     #[inline]
     pub fn echoed_content_id(&self) -> Option<&str> {
         self.content_id
             .or_else(|| self.headers.known(CONTENT_ID_SLOT))
+            .filter(|id| !id.bytes().any(|byte| byte.is_ascii_control()))
     }
 
     /// The value of the `If-Match` header, as [`Self::header`] finds it (noted as the part

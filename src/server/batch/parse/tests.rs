@@ -28,6 +28,23 @@ fn batch_parse_changeset_yields_each_operation() {
 }
 
 #[test]
+fn batch_content_id_with_a_control_character_is_not_echoed() {
+    let with_id = |id: &str| {
+        BODY.replace("Content-ID: 7\r\n", &format!("Content-ID: {id}\r\n"))
+            .into_bytes()
+    };
+    for (id, echoed) in [
+        ("7", Some("7")),
+        ("a b", Some("a b")),
+        ("9\rX-Injected: y", None),
+    ] {
+        let body = with_id(id);
+        let ops = parse("multipart/mixed; boundary=batch_1", &body).unwrap();
+        assert_eq!(ops[0].echoed_content_id(), echoed, "{id:?}");
+    }
+}
+
+#[test]
 fn batch_parse_truncated_body_is_invalid_input() {
     for cut in 0..BODY.len() - 20 {
         let result = parse("multipart/mixed; boundary=batch_1", &BODY.as_bytes()[..cut]);
