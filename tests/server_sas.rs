@@ -114,3 +114,50 @@ fn server_table_acl_round_trips_and_backs_a_sas_by_policy_id() {
         "ACL table hidden"
     );
 }
+
+#[test]
+fn server_table_sas_batch_reaches_only_its_table_through_relative_request_lines() {
+    // The legacy SDKs name the table relative to the account in a batch's request lines; a
+    // table SAS must bind those exactly as it binds full paths.
+    let f = Fixture::new();
+    f.create_table("Ranged");
+    f.create_table("Other");
+    let sas = table_sas(&f, "Ranged", "raud", "a", "z");
+    let batch = |line: &str| {
+        format!(
+            "--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_c\r\n\r\n\
+             --changeset_c\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+             {line} HTTP/1.1\r\nContent-Type: application/json\r\n\r\n\
+             {{\"PartitionKey\":\"k\",\"RowKey\":\"r\"}}\r\n--changeset_c--\r\n--batch_b--\r\n"
+        )
+    };
+    let send = |line: &str| {
+        f.send(
+            "POST",
+            &format!("/$batch?{sas}"),
+            &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+            Some(batch(line).as_bytes()),
+            false,
+        )
+    };
+    let own = send("POST /Ranged");
+    assert_eq!(own.status, 202, "{}", own.body);
+    assert!(own.body.contains("201 Created"), "{}", own.body);
+    for line in ["POST /Other", "POST http://x/Other", "POST /Ranged%2FOther"] {
+        // Refused whole (403) or in its one failing part (a path below a table).
+        let refused = send(line);
+        assert!(
+            !refused.body.contains("201 Created"),
+            "{line}: {}",
+            refused.body
+        );
+    }
+    let nothing = f.send(
+        "GET",
+        "/Other(PartitionKey='k',RowKey='r')",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(nothing.status, 404, "{}", nothing.body);
+}

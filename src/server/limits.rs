@@ -27,6 +27,9 @@ pub const REFUSED_BODY_DRAIN_MAX: Duration = Duration::from_secs(10);
 /// which compares each property with the names and writes the missing ones as `null`.
 pub const SELECT_MAX_NAMES: usize = 255;
 
+/// Longest `x-ms-client-request-id` the service records (1 KiB); a longer one is not echoed.
+pub const CLIENT_REQUEST_ID_MAX_BYTES: usize = 1024;
+
 /// Largest Set Table ACL body: five policies of XML are a few KiB.
 pub const ACL_BODY_MAX_BYTES: usize = 64 * 1024;
 

@@ -27,7 +27,8 @@ use super::handlers::{self, Context, PausedQuery, QueryStep};
 use super::idle::Activity;
 use super::json::Metadata;
 use super::limits::{
-    ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, ENTITY_BODY_MAX_BYTES, URL_MAX_BYTES,
+    ACL_BODY_MAX_BYTES, BATCH_BODY_MAX_BYTES, CLIENT_REQUEST_ID_MAX_BYTES, ENTITY_BODY_MAX_BYTES,
+    URL_MAX_BYTES,
 };
 use super::reply::Reply;
 use super::request_headers::RequestHeaders;
@@ -41,8 +42,6 @@ pub use state::State;
 const DEFAULT_HOST: &str = "127.0.0.1";
 /// What the SDKs append to the account name for its secondary location.
 const SECONDARY_SUFFIX: &str = "-secondary";
-/// Longest `x-ms-client-request-id` the service records (1 KiB); a longer one is not echoed.
-const CLIENT_REQUEST_ID_MAX_BYTES: usize = 1024;
 
 /// Serves one request; never fails (errors become the service's error responses).
 pub async fn handle(

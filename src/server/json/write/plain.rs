@@ -39,13 +39,18 @@ pub(super) fn push_plain(
     true
 }
 
-/// Appends the ASCII text `piece` of a fixed length (checked in debug builds): a few moves
-/// where a slice of unknown length took a `memcpy` call.
+/// Appends the ASCII text `piece` of a fixed length: a few moves where a slice of unknown
+/// length took a `memcpy` call. The callers' texts are ASCII by construction; the check (a
+/// few word compares for these short arrays) keeps this function safe whatever it is given.
 #[inline(always)]
 pub(in crate::server::json) fn push_ascii_array<const N: usize>(out: &mut String, piece: &[u8; N]) {
-    debug_assert!(piece.is_ascii());
-    // SAFETY: only ASCII bytes are appended (the callers' texts are ASCII by construction).
-    unsafe { out.as_mut_vec() }.extend_from_slice(piece);
+    if piece.is_ascii() {
+        // SAFETY: only ASCII bytes are appended.
+        unsafe { out.as_mut_vec() }.extend_from_slice(piece);
+    } else {
+        debug_assert!(false, "push_ascii_array given non-ASCII bytes");
+        out.push_str(&String::from_utf8_lossy(piece));
+    }
 }
 
 /// Appends the ASCII constant `piece` (checked in debug builds).
