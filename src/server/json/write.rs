@@ -251,7 +251,7 @@ pub fn write_key_predicate(out: &mut String, partition_key: &str, row_key: &str)
 /// [`crate::table::ETag`] displays it: `W/"datetime'<timestamp, ':' as %3A>'"`.
 pub fn write_etag_text(out: &mut String, timestamp: DateTime) {
     out.push_str("W/\"datetime'");
-    push_iso_colons_escaped(out, &timestamp.iso8601_bytes());
+    push_iso_colons_escaped(out, timestamp);
     out.push_str("'\"");
 }
 

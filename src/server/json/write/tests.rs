@@ -225,7 +225,7 @@ fn colons_of_a_timestamp_text_are_escaped_as_a_split_at_every_colon_escapes_them
             continue;
         };
         let mut ours = String::new();
-        super::push_iso_colons_escaped(&mut ours, &timestamp.iso8601_bytes());
+        super::push_iso_colons_escaped(&mut ours, timestamp);
         assert_eq!(ours, split(&timestamp.to_string()), "{ticks}");
     }
 }
