@@ -71,8 +71,9 @@ pub(super) struct SuccessParts<'a> {
     ctx: &'a Context<'a>,
     /// `--changesetresponse_<id>` and the MIME headers: how every part starts.
     delimiter: String,
-    /// The delimiter followed by `Content-ID: `: how a part with a Content-ID starts.
-    delimiter_and_id_name: String,
+    /// The delimiter and a `201 Created` status line: how a created part starts, its
+    /// `Content-ID` (if any) next, as the service writes it.
+    delimiter_and_created: String,
     /// `<base>/<table>(`: how every address starts.
     address: String,
     writer: EntityWriter<'a>,
@@ -82,8 +83,8 @@ pub(super) struct SuccessParts<'a> {
     created_heads: [CreatedHead; 2],
 }
 
-/// The text of a part answering an insert with its entity, from the end of its `Content-ID`
-/// value to its address's key predicate: the same for every such part of a changeset (one
+/// The text of a part answering an insert with its entity, from after its `Content-ID` line
+/// to its address's key predicate: the same for every such part of a changeset (one
 /// Timestamp, one table), so formatted once and copied; only the Content-ID and the keys
 /// differ between the heads of an SDK batch's parts.
 #[derive(Debug, Default)]
@@ -102,7 +103,7 @@ impl<'a> SuccessParts<'a> {
         let delimiter = format!("--changesetresponse_{}{PART_MIME_HEADERS}", ctx.request_id);
         Self {
             ctx,
-            delimiter_and_id_name: format!("{delimiter}{CONTENT_ID_NAME}"),
+            delimiter_and_created: format!("{delimiter}{STATUS_LINE_201}"),
             delimiter,
             address: format!("{}/{}(", ctx.base, links.table),
             // Every operation of a batch is written at one Timestamp: one writer formats its
@@ -208,8 +209,7 @@ impl SuccessParts<'_> {
             .is_none_or(|(last, _)| *last != timestamp)
         {
             let mut text = String::with_capacity(CREATED_HEAD_GUESS_BYTES);
-            text.push_str("\r\n");
-            text.push_str(STATUS_201);
+            text.push_str(PART_FIXED_HEADERS);
             text.push_str("ETag: ");
             text.push_str(self.etag_texts.text(timestamp));
             text.push_str("\r\n");
@@ -223,19 +223,11 @@ impl SuccessParts<'_> {
             head.last = Some((timestamp, text));
         }
         let text = head.last.as_ref().map_or("", |(_, text)| text);
-        match content_id {
-            Some(id) => {
-                out.push_str(&self.delimiter_and_id_name);
-                out.push_str(id);
-                out.push_str(text);
-            }
-            // Without a Content-ID line, the head starts at the blank line after the MIME
-            // headers.
-            None => {
-                out.push_str(&self.delimiter);
-                out.push_str(text.get("\r\n".len()..).unwrap_or_default());
-            }
+        out.push_str(&self.delimiter_and_created);
+        if let Some(id) = content_id {
+            write_content_id(out, id);
         }
+        out.push_str(text);
     }
 }
 
@@ -365,24 +357,26 @@ const PART_MIME_HEADERS: &str =
 /// What opens a part's `Content-ID` line.
 const CONTENT_ID_NAME: &str = "Content-ID: ";
 
-/// The blank line, status line and fixed headers of a `201 Created` part.
-const STATUS_201: &str = "\r\nHTTP/1.1 201 Created\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n";
+/// The blank line and status line of a `201 Created` part.
+const STATUS_LINE_201: &str = "\r\nHTTP/1.1 201 Created\r\n";
 
-/// The blank line, status line and fixed headers of a `204 No Content` part.
-const STATUS_204: &str = "\r\nHTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n";
+/// The blank line and status line of a `204 No Content` part.
+const STATUS_LINE_204: &str = "\r\nHTTP/1.1 204 No Content\r\n";
 
-/// A part's head after its MIME headers: `Content-ID`, the status line and fixed headers.
+/// The headers every part's embedded response carries after its status line and Content-ID.
+const PART_FIXED_HEADERS: &str =
+    "X-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n";
+
+/// A part's head after its MIME headers: the blank line, the status line, the `Content-ID`
+/// (first of the embedded response's headers, where the service writes it: recorded traffic
+/// `HTTP/1.1 204 No Content\r\nContent-ID: 0\r\nX-Content-Type-Options: nosniff`) and the
+/// fixed headers.
 fn write_part_status(out: &mut String, content_id: Option<&str>, status: u16) {
-    if let Some(id) = content_id {
-        out.push_str(CONTENT_ID_NAME);
-        out.push_str(id);
-        out.push_str("\r\n");
-    }
     // The two statuses of a successful changeset are pushed whole; the others in pieces
     // rather than through `write!`, whose formatter cost more than the rest of the head.
     match status {
-        201 => out.push_str(STATUS_201),
-        204 => out.push_str(STATUS_204),
+        201 => out.push_str(STATUS_LINE_201),
+        204 => out.push_str(STATUS_LINE_204),
         _ => {
             out.push_str("\r\nHTTP/1.1 ");
             let mut digits = [0_u8; 3];
@@ -392,11 +386,20 @@ fn write_part_status(out: &mut String, content_id: Option<&str>, status: u16) {
             out.push_str(std::str::from_utf8(&digits).unwrap_or("500"));
             out.push(' ');
             out.push_str(reason(status));
-            out.push_str(
-                "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
-            );
+            out.push_str("\r\n");
         }
     }
+    if let Some(id) = content_id {
+        write_content_id(out, id);
+    }
+    out.push_str(PART_FIXED_HEADERS);
+}
+
+/// Appends the `Content-ID` header line of `id`.
+fn write_content_id(out: &mut String, id: &str) {
+    out.push_str(CONTENT_ID_NAME);
+    out.push_str(id);
+    out.push_str("\r\n");
 }
 
 /// Closes the response body and makes it the 202 reply.

@@ -162,14 +162,14 @@ fn batch_parts_written_from_created_heads_are_the_parts_written_in_pieces() {
 }
 
 #[test]
-fn batch_part_status_lines_name_the_status_and_its_reason() {
+fn batch_part_status_lines_name_the_status_and_its_reason_then_the_content_id() {
     for status in [200, 201, 204, 404, 409] {
         let mut out = String::new();
         write_part_status(&mut out, Some("3"), status);
         assert_eq!(
             out,
             format!(
-                "Content-ID: 3\r\n\r\nHTTP/1.1 {status} {}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
+                "\r\nHTTP/1.1 {status} {}\r\nContent-ID: 3\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n",
                 reason(status)
             )
         );
