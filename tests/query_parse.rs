@@ -201,6 +201,30 @@ fn datetime_literal_without_a_zone_designator_is_utc() {
 }
 
 #[test]
+fn datetime_literal_seconds_are_optional_as_in_odata() {
+    for (short, full) in [
+        (
+            "datetime'2008-07-10T12:30'",
+            "datetime'2008-07-10T12:30:00Z'",
+        ),
+        (
+            "datetime'2008-07-10T12:30Z'",
+            "datetime'2008-07-10T12:30:00Z'",
+        ),
+    ] {
+        assert_eq!(literal_of(short), literal_of(full), "{short}");
+    }
+    for bad in [
+        "X eq datetime'2008-07-10T12:30.5'",
+        "X eq datetime'2008-07-10T12:3'",
+        "X eq datetime'2008-07-10T12'",
+    ] {
+        let error = error(bad);
+        assert!(error.to_string().contains("Edm.DateTime"), "{bad}: {error}");
+    }
+}
+
+#[test]
 fn guid_literal() {
     let text = "00112233-4455-6677-8899-aabbccddeeff";
     assert_eq!(

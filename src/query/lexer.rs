@@ -1,5 +1,7 @@
 //! Splits `$filter` text into tokens, converting every literal to its EDM value on the way.
 
+use std::borrow::Cow;
+
 use super::ast::Literal;
 use super::error::{QueryError, Result, SyntaxError, excerpt};
 use crate::model::{DateTime, Guid};
@@ -262,7 +264,7 @@ fn typed_literal(prefix: &str, body: &str) -> Result<Literal, SyntaxError> {
     if prefix.eq_ignore_ascii_case("datetime") {
         // OData's own literal has no zone (`datetime'2008-07-10T00:00:00'`); the service reads
         // it as UTC, as it reads such an entity value.
-        return DateTime::parse_unzoned_as_utc(body)
+        return DateTime::parse_unzoned_as_utc(&with_seconds(body))
             .map(Literal::DateTime)
             .map_err(|error| bad("Edm.DateTime", error.to_string()));
     }
@@ -274,6 +276,21 @@ fn typed_literal(prefix: &str, body: &str) -> Result<Literal, SyntaxError> {
     Err(SyntaxError::UnknownLiteralPrefix {
         prefix: excerpt(prefix),
     })
+}
+
+/// `body` with `:00` seconds when its time names only hours and minutes
+/// (`2008-07-10T12:30`, `2008-07-10T12:30Z`): OData's datetime literal makes the seconds
+/// optional.
+fn with_seconds(body: &str) -> Cow<'_, str> {
+    const MINUTES_END: usize = "2008-07-10T12:30".len();
+    let bytes = body.as_bytes();
+    let time_at = bytes.get(10) == Some(&b'T') && bytes.get(13) == Some(&b':');
+    match body.split_at_checked(MINUTES_END) {
+        Some((head, tail)) if time_at && matches!(tail, "" | "Z") => {
+            Cow::Owned(format!("{head}:00{tail}"))
+        }
+        _ => Cow::Borrowed(body),
+    }
 }
 
 /// The bytes of an even-length run of hex digits (either case).

@@ -3,8 +3,8 @@
 //!
 //! - [`Filter::parse`] reads the whole grammar: `eq ne gt ge lt le`, `and`/`or`/`not` (binding
 //!   `not` > `and` > `or`), parentheses, and every literal form (`'it''s'`, `42`, `42L`,
-//!   `1.5`/`1e10`/`2D`/`NaN`/`INF`/`-INF`, `true`/`false`, `datetime'...'` (UTC when it names
-//!   no zone), `guid'...'`, `X'0A1B'`/`binary'0A1B'`). Operators and keywords are lowercase
+//!   `1.5`/`1e10`/`2D`/`NaN`/`INF`/`-INF`, `true`/`false`, `datetime'...'` (seconds optional;
+//!   UTC when it names no zone), `guid'...'`, `X'0A1B'`/`binary'0A1B'`). Operators and keywords are lowercase
 //!   and property names case-sensitive, as the service requires ("all parts of the filter
 //!   string are case-sensitive"); the literal prefixes `datetime`, `guid` and `binary` are
 //!   not, `X` is. A literal may stand on either side (`5 lt Age` is `Age gt 5`). A bare
