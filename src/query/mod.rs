@@ -4,13 +4,13 @@
 //! - [`Filter::parse`] reads the whole grammar: `eq ne gt ge lt le`, `and`/`or`/`not` (binding
 //!   `not` > `and` > `or`), parentheses, and every literal form (`'it''s'`, `42`, `42L`,
 //!   `1.5`/`1e10`/`2D`/`NaN`/`INF`/`-INF`, `true`/`false`, `datetime'...'` (seconds optional;
-//!   UTC when it names no zone), `guid'...'`, `X'0A1B'`/`binary'0A1B'`). Operators and keywords are lowercase
-//!   and property names case-sensitive, as the service requires ("all parts of the filter
-//!   string are case-sensitive"); the literal prefixes `datetime`, `guid` and `binary` are
-//!   not, `X` is. A literal may stand on either side (`5 lt Age` is `Age gt 5`). A bare
-//!   property is a Boolean condition (`IsActive` is `IsActive eq true`) and a bare
-//!   `true`/`false` a constant one ([`Expr::Const`]: `$filter=false` matches nothing). Errors
-//!   carry the byte offset of the bad token.
+//!   UTC when it names no zone), `guid'...'`, `X'0A1B'`/`binary'0A1B'`). Operators and
+//!   keywords are lowercase and property names case-sensitive, as the service requires ("all
+//!   parts of the filter string are case-sensitive"); the literal prefixes `datetime`, `guid`
+//!   and `binary` are not, `X` is. A literal may stand on either side (`5 lt Age` is
+//!   `Age gt 5`). A bare property is a Boolean condition (`IsActive` is `IsActive eq true`)
+//!   and a bare `true`/`false` a constant one ([`Expr::Const`]: `$filter=false` matches
+//!   nothing). Errors carry the byte offset of the bad token.
 //! - [`Filter::matches`] evaluates against any [`EntitySource`]: a decoded [`Entity`], an
 //!   [`EncodedEntity`] read in place (decoding only the properties compared), or a
 //!   [`TableRow`] for `query_tables`. The typed rules are in the docs of `eval` (here
