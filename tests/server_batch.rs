@@ -4,7 +4,7 @@
 
 mod server_support;
 
-use server_support::signed::Fixture;
+use server_support::signed::{Answer, Fixture};
 
 fn batch_body(ops: &[String]) -> String {
     let mut body =
@@ -16,6 +16,17 @@ fn batch_body(ops: &[String]) -> String {
     }
     body.push_str("--changeset_c--\r\n--batch_b--\r\n");
     body
+}
+
+/// Sends the changeset of `ops` as one signed `$batch`.
+fn send_batch(f: &Fixture, ops: &[String]) -> Answer {
+    f.send(
+        "POST",
+        "/$batch",
+        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
+        Some(batch_body(ops).as_bytes()),
+        true,
+    )
 }
 
 fn batch_insert(f: &Fixture, pk: &str, rk: &str) -> String {
@@ -32,13 +43,7 @@ fn server_batch_success_answers_each_operation_in_a_changeset_response() {
     let ops: Vec<String> = (0..3)
         .map(|i| batch_insert(&f, "p", &i.to_string()))
         .collect();
-    let answer = f.send(
-        "POST",
-        "/$batch",
-        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
-        Some(batch_body(&ops).as_bytes()),
-        true,
-    );
+    let answer = send_batch(&f, &ops);
     assert_eq!(answer.status, 202, "{}", answer.body);
     assert!(
         answer
@@ -61,13 +66,7 @@ fn server_batch_failure_answers_one_part_whose_message_starts_with_the_index() {
         201
     );
     let ops = vec![batch_insert(&f, "p", "0"), batch_insert(&f, "p", "1")];
-    let answer = f.send(
-        "POST",
-        "/$batch",
-        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
-        Some(batch_body(&ops).as_bytes()),
-        true,
-    );
+    let answer = send_batch(&f, &ops);
     assert_eq!(answer.status, 202);
     assert_eq!(
         answer.body.matches("HTTP/1.1").count(),
@@ -88,13 +87,7 @@ fn server_batch_failure_answers_one_part_whose_message_starts_with_the_index() {
     assert_eq!(nothing.status, 404, "a failed batch writes nothing");
 
     let cross = vec![batch_insert(&f, "p", "5"), batch_insert(&f, "q", "6")];
-    let answer = f.send(
-        "POST",
-        "/$batch",
-        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
-        Some(batch_body(&cross).as_bytes()),
-        true,
-    );
+    let answer = send_batch(&f, &cross);
     assert!(
         answer
             .body
@@ -122,13 +115,7 @@ fn server_batch_over_100_operations_fails_operation_99_inside_a_202() {
     let ops: Vec<String> = (0..101)
         .map(|i| batch_insert(&f, "p", &format!("{i:03}")))
         .collect();
-    let answer = f.send(
-        "POST",
-        "/$batch",
-        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
-        Some(batch_body(&ops).as_bytes()),
-        true,
-    );
+    let answer = send_batch(&f, &ops);
     assert_eq!(answer.status, 202, "{}", answer.body);
     assert_eq!(
         answer.body.matches("HTTP/1.1").count(),
@@ -160,13 +147,7 @@ fn server_batch_request_lines_may_name_the_table_relative_to_the_account() {
         "POST /Batched HTTP/1.1\r\nContent-ID: 1\r\nContent-Type: application/json\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"new\"}".to_owned(),
         "MERGE /Batched(PartitionKey='p',RowKey='old') HTTP/1.1\r\nContent-ID: 2\r\nContent-Type: application/json\r\nIf-Match: *\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"old\",\"M\":1}".to_owned(),
     ];
-    let answer = f.send(
-        "POST",
-        "/$batch",
-        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
-        Some(batch_body(&ops).as_bytes()),
-        true,
-    );
+    let answer = send_batch(&f, &ops);
     assert_eq!(answer.status, 202, "{}", answer.body);
     assert!(
         answer.body.contains("HTTP/1.1 201 Created"),
@@ -187,13 +168,7 @@ fn server_batch_request_lines_may_name_the_table_relative_to_the_account() {
     );
     assert_eq!(merged.json()["M"], 1, "{}", merged.body);
     // A lone segment that names no table is still refused, inside the 202 answer.
-    let refused = f.send(
-        "POST",
-        "/$batch",
-        &[("Content-Type", "multipart/mixed; boundary=batch_b")],
-        Some(batch_body(&["DELETE / HTTP/1.1\r\nIf-Match: *\r\n\r\n".to_owned()]).as_bytes()),
-        true,
-    );
+    let refused = send_batch(&f, &["DELETE / HTTP/1.1\r\nIf-Match: *\r\n\r\n".to_owned()]);
     assert!(refused.body.contains("0:"), "{}", refused.body);
     assert!(refused.body.contains("InvalidInput"), "{}", refused.body);
 }
@@ -211,22 +186,13 @@ fn server_batch_echoes_the_content_id_of_the_embedded_request_also_on_failure() 
             f.url("/Batched")
         )
     };
-    let send = |ops: &[String]| {
-        f.send(
-            "POST",
-            "/$batch",
-            &[("Content-Type", "multipart/mixed; boundary=batch_b")],
-            Some(batch_body(ops).as_bytes()),
-            true,
-        )
-    };
-    let answer = send(&[insert("a", 1), insert("b", 2)]);
+    let answer = send_batch(&f, &[insert("a", 1), insert("b", 2)]);
     assert_eq!(answer.status, 202, "{}", answer.body);
     for id in [1, 2] {
         let head = format!("HTTP/1.1 201 Created\r\nContent-ID: {id}\r\nX-Content-Type-Options");
         assert!(answer.body.contains(&head), "{}", answer.body);
     }
-    let failed = send(&[insert("c", 5), insert("a", 6)]);
+    let failed = send_batch(&f, &[insert("c", 5), insert("a", 6)]);
     assert!(
         failed
             .body
