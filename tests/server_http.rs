@@ -419,6 +419,36 @@ fn server_every_response_carries_the_service_server_header() {
 }
 
 #[test]
+fn server_select_is_named_in_the_odata_metadata_of_entity_and_feed() {
+    // Recorded service traffic: `…/$metadata#t/@Element&$select=baz,PartitionKey,RowKey` for
+    // a point read, and the feed's `…/$metadata#t&$select=…` likewise.
+    let f = Fixture::new();
+    f.create_table("Named");
+    assert_eq!(
+        f.insert("Named", r#"{"PartitionKey":"p","RowKey":"r","n":1}"#)
+            .status,
+        201
+    );
+    let accept = [("Accept", "application/json;odata=minimalmetadata")];
+    let metadata = |target: &str| {
+        let got = f.send("GET", target, &accept, None, true);
+        assert_eq!(got.status, 200, "{}", got.body);
+        got.json()["odata.metadata"].as_str().unwrap().to_owned()
+    };
+    let point = metadata("/Named(PartitionKey='p',RowKey='r')?$select=n,%20RowKey,n");
+    assert!(
+        point.ends_with("/$metadata#Named/@Element&$select=n,RowKey"),
+        "{point}"
+    );
+    let plain = metadata("/Named(PartitionKey='p',RowKey='r')");
+    assert!(plain.ends_with("/$metadata#Named/@Element"), "{plain}");
+    let feed = metadata("/Named()?$select=n");
+    assert!(feed.ends_with("/$metadata#Named&$select=n"), "{feed}");
+    let all = metadata("/Named()?$select=*");
+    assert!(all.ends_with("/$metadata#Named"), "{all}");
+}
+
+#[test]
 fn server_select_of_a_property_the_entity_lacks_answers_it_as_null() {
     // Recorded service traffic (azure-cosmosdb-table): `$select=age,sex,xyz` on an entity
     // without `xyz` answers `"xyz":null`, untyped, in a point query and a feed alike.

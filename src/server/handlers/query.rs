@@ -149,7 +149,15 @@ fn start(ctx: &Context<'_>, table: &str) -> Result<PausedQuery> {
     out.push('{');
     if ctx.metadata != json::Metadata::None {
         out.push_str("\"odata.metadata\":");
-        write_str_parts(&mut out, &[ctx.base, "/$metadata#", table]);
+        // Under a `$select` the service names the projection (`#<table>&$select=a,b`).
+        let names = select_list(ctx.target.param("$select"))?.map(|names| names.join(","));
+        match &names {
+            Some(names) => write_str_parts(
+                &mut out,
+                &[ctx.base, "/$metadata#", table, "&$select=", names],
+            ),
+            None => write_str_parts(&mut out, &[ctx.base, "/$metadata#", table]),
+        }
         out.push(',');
     }
     out.push_str("\"value\":[");

@@ -48,6 +48,25 @@ pub(super) fn write_metadata_member(out: &mut String, links: &Links<'_>) {
     });
 }
 
+/// Appends the `odata.metadata` member of an entity answered on its own under a `$select` of
+/// `names`: the service names the projection after the entity type
+/// (`…#<table>/@Element&$select=a,b`, recorded traffic), so the kept member does not serve.
+pub(super) fn write_selected_metadata_member(out: &mut String, links: &Links<'_>, names: &[&str]) {
+    out.push_str("\"odata.metadata\":");
+    let names = names.join(",");
+    write_str_parts(
+        out,
+        &[
+            links.base,
+            "/$metadata#",
+            links.table,
+            "/@Element&$select=",
+            &names,
+        ],
+    );
+    out.push(',');
+}
+
 /// Appends the member of `links`, escaped.
 fn write_member(out: &mut String, links: &Links<'_>) {
     out.push_str("\"odata.metadata\":");

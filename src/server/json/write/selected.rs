@@ -2,7 +2,7 @@
 //! names, the system ones (PartitionKey, RowKey, Timestamp) included, beside the metadata
 //! members of the response's level, and a named property the entity lacks as `null`.
 
-use super::metadata_member::write_metadata_member;
+use super::metadata_member::write_selected_metadata_member;
 use super::plain::push_ascii;
 use super::{EntityWriter, write_str};
 use crate::model::{DateTime, PropertyName};
@@ -31,7 +31,7 @@ impl EntityWriter<'_> {
         out.push('{');
         if metadata != Metadata::None {
             if !self.in_feed {
-                write_metadata_member(out, links);
+                write_selected_metadata_member(out, links, names);
             }
             if metadata == Metadata::Full {
                 self.write_full_metadata_members(out, (partition_key, row_key));
