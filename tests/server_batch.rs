@@ -174,6 +174,32 @@ fn server_batch_request_lines_may_name_the_table_relative_to_the_account() {
 }
 
 #[test]
+fn server_batch_request_line_naming_another_account_is_refused_and_writes_nothing() {
+    // A batch is one account's transaction: a path-style line naming another account is
+    // refused at its index, and the operations before it are not written either.
+    let f = Fixture::new();
+    f.create_table("Batched");
+    let ops = [
+        batch_insert(&f, "p", "first"),
+        "POST /otheraccount/Batched HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{\"PartitionKey\":\"p\",\"RowKey\":\"second\"}".to_owned(),
+    ];
+    let refused = send_batch(&f, &ops);
+    assert_eq!(refused.status, 202, "{}", refused.body);
+    assert!(refused.body.contains("HTTP/1.1 400"), "{}", refused.body);
+    assert!(refused.body.contains("InvalidInput"), "{}", refused.body);
+    assert!(refused.body.contains("1:"), "{}", refused.body);
+    assert!(refused.body.contains("otheraccount"), "{}", refused.body);
+    let first = f.send(
+        "GET",
+        "/Batched(PartitionKey='p',RowKey='first')",
+        &[],
+        None,
+        true,
+    );
+    assert_eq!(first.status, 404, "{}", first.body);
+}
+
+#[test]
 fn server_batch_echoes_the_content_id_of_the_embedded_request_also_on_failure() {
     // The legacy SDKs write Content-ID among the embedded request's headers; the service
     // echoes it in the operation's response part, the failing one's included, as the first

@@ -128,16 +128,26 @@ pub fn parse(path: &str, query: Option<&str>) -> Result<Target> {
 /// `/{table}(PartitionKey='pk',RowKey='rk')`), as host-style addressing writes it: the
 /// legacy SDKs' batches carry such lines even when the batch itself was sent path-style
 /// (recorded service traffic of `azure-cosmosdb-table`: `POST /table194014d4 HTTP/1.1`).
-/// Longer paths are read as [`parse`] reads them; the query is checked either way.
+/// Longer paths are read as [`parse`] reads them and must name `account`, the account the
+/// batch was sent to: a batch is one account's transaction. The query is checked either way.
 ///
 /// # Errors
-/// [`ServerError::InvalidUri`] as [`parse`].
-pub fn parse_batch_operation(path: &str, query: Option<&str>) -> Result<Resource> {
+/// [`ServerError::InvalidUri`] as [`parse`]; [`ServerError::InvalidInput`] for a line naming
+/// another account.
+pub fn parse_batch_operation(path: &str, query: Option<&str>, account: &str) -> Result<Resource> {
     let relative = path
         .strip_prefix('/')
         .filter(|below| memchr::memchr(b'/', below.as_bytes()).is_none());
     let Some(relative) = relative else {
-        return parse(path, query).map(|target| target.resource);
+        let target = parse(path, query)?;
+        if !target.account.eq_ignore_ascii_case(account) {
+            return Err(ServerError::invalid(format!(
+                "the batch operation {} names account {:?}, not {account:?}, the batch's",
+                path.chars().take(PATH_EXCERPT_CHARS).collect::<String>(),
+                target.account.as_str()
+            )));
+        }
+        return Ok(target.resource);
     };
     let invalid = || invalid_uri(path);
     let resource = decode_cow(relative).ok_or_else(invalid)?;
@@ -528,18 +538,27 @@ mod tests {
     #[test]
     fn batch_operation_of_one_segment_is_relative_to_the_account_and_checks_its_query() {
         assert_eq!(
-            parse_batch_operation("/T", None).unwrap(),
+            parse_batch_operation("/T", None, "acct").unwrap(),
             Resource::Entities("T".into())
         );
         assert_eq!(
-            parse_batch_operation("/acct/T", None).unwrap(),
+            parse_batch_operation("/acct/T", None, "acct").unwrap(),
             Resource::Entities("T".into())
         );
         for (path, query) in [("/T", Some("%FF")), ("/acct/T", Some("%FF")), ("T", None)] {
             assert!(
-                parse_batch_operation(path, query).is_err(),
+                parse_batch_operation(path, query, "acct").is_err(),
                 "{path} {query:?}"
             );
         }
+    }
+
+    #[test]
+    fn batch_operation_naming_another_account_is_invalid_input() {
+        let refused = parse_batch_operation("/other/T(PartitionKey='p',RowKey='r')", None, "acct");
+        assert!(
+            matches!(&refused, Err(ServerError::InvalidInput { reason }) if reason.contains("\"other\"")),
+            "{refused:?}"
+        );
     }
 }

@@ -112,8 +112,8 @@ pub fn execute(ctx: &Context<'_>, body: &[u8]) -> Result<Reply> {
 type OperationTarget = (CompactString, Option<(CompactString, CompactString)>);
 
 /// The table and keys an operation names.
-fn target_of(op: &BatchOperation<'_>) -> Result<OperationTarget> {
-    match route::parse_batch_operation(op.path, op.query)? {
+fn target_of(op: &BatchOperation<'_>, account: &str) -> Result<OperationTarget> {
+    match route::parse_batch_operation(op.path, op.query, account)? {
         Resource::Entities(table) => Ok((table, None)),
         Resource::Entity {
             table,
@@ -151,7 +151,7 @@ fn run_changeset(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result
                 .as_ref()
                 .is_some_and(|(path, query, _)| *path == op.path && *query == op.query)
             {
-                last_target = Some((op.path, op.query, target_of(op)?));
+                last_target = Some((op.path, op.query, target_of(op, &ctx.target.account)?));
             }
             let Some((_, _, (table, url_keys))) = &last_target else {
                 return Err(ServerError::invalid("the batch operation names no table"));
@@ -262,7 +262,7 @@ fn run_get(ctx: &Context<'_>, operations: &[BatchOperation<'_>]) -> Result<Part>
     let Some(op) = operations.first() else {
         return Err(ServerError::invalid("the batch holds no operation"));
     };
-    let (table, keys) = target_of(op).map_err(|error| at_index(0, error))?;
+    let (table, keys) = target_of(op, &ctx.target.account).map_err(|error| at_index(0, error))?;
     let (pk, rk) = keys.ok_or_else(|| {
         at_index(
             0,
