@@ -1,13 +1,15 @@
-"""Server CPU per point read and per durable merge upsert: the floor server beside strata and Azurite.
+"""Server CPU per point read, durable merge upsert and batch: the floor server beside strata and Azurite.
 
     target/sdk-venv/bin/python benches/request_floor.py \
         --floor target/release/examples/request_floor \
         --variant epoll:direct:written --variant threads:direct:written ... \
         [--strata target/release/strata] [--azurite target/azurite/node_modules/.bin/azurite-table] \
-        [--rounds 2] [--reads 1000] [--upserts 1000] [--clients 1,8] [--perf stat|record|none] [--out DIR]
+        [--rounds 2] [--reads 1000] [--upserts 1000] [--batches 0] [--clients 1,8] \
+        [--perf stat|record|trace|none] [--out DIR]
 
 The floor server (`examples/request_floor.rs`, one `--variant io:sync:blocks` per layout) answers
-the SDK with canned bytes and one durable page write per write request; strata and Azurite are
+the SDK with canned bytes and one durable write per wake-up with write requests (a page for single
+writes, 5 per batch); strata and Azurite are
 started on a fresh data directory and batch-loaded with 20 partitions of 1,000 entities first.
 Each server then runs the "point read" and "single upsert" rows of `emulator_compare.py` (the
 same SDK calls, 1 and 8 client processes) and its CPU per operation is metered exactly as that
