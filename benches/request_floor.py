@@ -56,9 +56,9 @@ EVENTS = ("task-clock,context-switches,page-faults,block:block_rq_issue,raw_sysc
 
 def launch(kind, spec, binary, port, work):
     if kind == "floor":
-        io, sync, blocks = spec.split(":")
+        io, sync, blocks, *spin = spec.split(":")
         return [binary, "--addr", f"127.0.0.1:{port}", "--io", io, "--sync", sync, "--blocks", blocks,
-                "--file", os.path.join(work, "floor.journal")]
+                "--file", os.path.join(work, "floor.journal"), *(["--spin-us", spin[0]] if spin else [])]
     if kind == "strata":
         return [binary, "serve", "--db", os.path.join(work, "bench.db"), "--addr", f"127.0.0.1:{port}"]
     return [binary, "--tableHost", "127.0.0.1", "--tablePort", str(port), "--location", work,
@@ -199,7 +199,8 @@ def bench(name, kind, cmd, work, pools, args, results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--floor", help="request_floor binary")
-    ap.add_argument("--variant", action="append", default=[], help="io:sync:blocks of the floor server")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="io:sync:blocks[:spin-us] of the floor server (spin: user time per read)")
     ap.add_argument("--strata", action="append", default=[], help="strata binary (repeat to alternate two)")
     ap.add_argument("--azurite", help="azurite-table launcher")
     ap.add_argument("--rounds", type=int, default=1)

@@ -19,7 +19,9 @@
 //! - `--io threads`: a blocking thread per connection; `epoll`: one thread, level-triggered
 //!   epoll, and one durable write for all the writes parsed in one wake-up (group commit for
 //!   free); `tokio-current`: a current-thread runtime, a task per connection (strata's default
-//!   layout when a write commits on the HTTP thread); `tokio-multi`: a two-worker runtime.
+//!   layout when a write commits on the HTTP thread); `tokio-current-timer`: the same with
+//!   timers on and one always pending, as strata's idle watchdog keeps one per connection (the
+//!   runtime then parks in `epoll_wait` with a timeout); `tokio-multi`: a two-worker runtime.
 //! - `--sync direct`: `pwrite` of an aligned page on an `O_DIRECT | O_DSYNC` descriptor (the
 //!   WAL's durable append); `fdatasync`: buffered `pwrite` then `fdatasync`; `none`: no write,
 //!   the network alone.
@@ -54,6 +56,8 @@ const MAX_PAGES: usize = 64;
 const BATCH_ENTITIES: usize = 100;
 /// Most events taken per `epoll_wait`.
 const EPOLL_EVENTS: usize = 64;
+/// Period of the always-pending timer of `tokio-current-timer` (strata's idle check interval).
+const IDLE_TIMER: std::time::Duration = std::time::Duration::from_secs(10);
 /// The epoll token of the listener (connections use their descriptor).
 const LISTENER_TOKEN: u64 = u64::MAX;
 
@@ -194,6 +198,7 @@ enum Io {
     Threads,
     Epoll,
     TokioCurrent,
+    TokioCurrentTimer,
     TokioMulti,
 }
 
@@ -384,6 +389,22 @@ impl Durable {
     }
 }
 
+/// User time spent per read answered (`--spin-us`), nanoseconds.
+static SPIN_NANOS: AtomicU64 = AtomicU64::new(0);
+
+/// Spins in user space for [`SPIN_NANOS`]: a server's own work per read, without its calls,
+/// to see whether a longer stay on the CPU alone changes the kernel's share.
+fn spin_user_time() {
+    let nanos = SPIN_NANOS.load(Ordering::Relaxed);
+    if nanos == 0 {
+        return;
+    }
+    let start = std::time::Instant::now();
+    while start.elapsed().as_nanos() < u128::from(nanos) {
+        std::hint::spin_loop();
+    }
+}
+
 /// Takes every complete request off the front of `input`, appending its answer to `out`;
 /// returns the durable write their answers wait for.
 fn answer_all(input: &mut Vec<u8>, out: &mut Vec<u8>, answers: &Answers) -> io::Result<Durable> {
@@ -392,7 +413,10 @@ fn answer_all(input: &mut Vec<u8>, out: &mut Vec<u8>, answers: &Answers) -> io::
     while let Some((request, len)) = frame(&input[consumed..])? {
         consumed += len;
         match request {
-            Request::Read => out.extend_from_slice(&answers.read),
+            Request::Read => {
+                spin_user_time();
+                out.extend_from_slice(&answers.read);
+            }
             Request::Write => {
                 durable.single = true;
                 out.extend_from_slice(UPSERT_RESPONSE.as_bytes());
@@ -563,11 +587,20 @@ fn serve_epoll(listener: &TcpListener, journal: &Journal) -> io::Result<()> {
 
 /// A task per connection on a tokio runtime; a write request commits on the runtime's thread
 /// (as strata's inline group commit), holding it for the device's round trips.
-fn serve_tokio(listener: TcpListener, journal: Arc<Journal>, workers: usize) -> io::Result<()> {
+fn serve_tokio(
+    listener: TcpListener,
+    journal: Arc<Journal>,
+    workers: usize,
+    timer: bool,
+) -> io::Result<()> {
     let runtime = if workers <= 1 {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()?
+        let mut builder = tokio::runtime::Builder::new_current_thread();
+        if timer {
+            builder.enable_all();
+        } else {
+            builder.enable_io();
+        }
+        builder.build()?
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
@@ -576,6 +609,13 @@ fn serve_tokio(listener: TcpListener, journal: Arc<Journal>, workers: usize) -> 
     };
     let answers = Arc::new(Answers::new());
     runtime.block_on(async move {
+        if timer {
+            tokio::spawn(async {
+                loop {
+                    tokio::time::sleep(IDLE_TIMER).await;
+                }
+            });
+        }
         listener.set_nonblocking(true)?;
         let listener = tokio::net::TcpListener::from_std(listener)?;
         loop {
@@ -634,6 +674,7 @@ struct Args {
     sync: SyncMode,
     blocks: Blocks,
     file: PathBuf,
+    spin_us: u64,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -643,6 +684,7 @@ fn parse_args() -> Result<Args, String> {
         sync: SyncMode::Direct,
         blocks: Blocks::Written,
         file: std::env::temp_dir().join("request_floor.journal"),
+        spin_us: 0,
     };
     let mut argv = std::env::args().skip(1);
     while let Some(flag) = argv.next() {
@@ -652,6 +694,7 @@ fn parse_args() -> Result<Args, String> {
             ("--io", "threads") => args.io = Io::Threads,
             ("--io", "epoll") => args.io = Io::Epoll,
             ("--io", "tokio-current") => args.io = Io::TokioCurrent,
+            ("--io", "tokio-current-timer") => args.io = Io::TokioCurrentTimer,
             ("--io", "tokio-multi") => args.io = Io::TokioMulti,
             ("--sync", "direct") => args.sync = SyncMode::Direct,
             ("--sync", "fdatasync") => args.sync = SyncMode::Fdatasync,
@@ -659,6 +702,9 @@ fn parse_args() -> Result<Args, String> {
             ("--blocks", "written") => args.blocks = Blocks::Written,
             ("--blocks", "unwritten") => args.blocks = Blocks::Unwritten,
             ("--file", v) => args.file = PathBuf::from(v),
+            ("--spin-us", v) => {
+                args.spin_us = v.parse().map_err(|e| format!("--spin-us {v}: {e}"))?
+            }
             _ => return Err(format!("unknown option {flag} {value}")),
         }
     }
@@ -671,12 +717,13 @@ fn main() -> io::Result<()> {
         Err(message) => {
             eprintln!(
                 "request_floor: {message}\nusage: request_floor [--addr A] \
-                 [--io threads|epoll|tokio-current|tokio-multi] [--sync direct|fdatasync|none] \
-                 [--blocks written|unwritten] [--file PATH]"
+                 [--io threads|epoll|tokio-current|tokio-current-timer|tokio-multi] [--sync direct|fdatasync|none] \
+                 [--blocks written|unwritten] [--file PATH] [--spin-us N]"
             );
             std::process::exit(2);
         }
     };
+    SPIN_NANOS.store(args.spin_us.saturating_mul(1000), Ordering::Relaxed);
     let journal = Arc::new(Journal::create(&args.file, args.sync, args.blocks)?);
     let listener = TcpListener::bind(args.addr)?;
     eprintln!(
@@ -689,7 +736,8 @@ fn main() -> io::Result<()> {
     match args.io {
         Io::Threads => serve_threads(&listener, &journal),
         Io::Epoll => serve_epoll(&listener, &journal),
-        Io::TokioCurrent => serve_tokio(listener, journal, 1),
-        Io::TokioMulti => serve_tokio(listener, journal, 2),
+        Io::TokioCurrent => serve_tokio(listener, journal, 1, false),
+        Io::TokioCurrentTimer => serve_tokio(listener, journal, 1, true),
+        Io::TokioMulti => serve_tokio(listener, journal, 2, false),
     }
 }
