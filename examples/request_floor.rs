@@ -61,8 +61,8 @@ const IDLE_TIMER: std::time::Duration = std::time::Duration::from_secs(10);
 /// The epoll token of the listener (connections use their descriptor).
 const LISTENER_TOKEN: u64 = u64::MAX;
 
-/// The headers strata sends on every entity answer, byte for byte, after a status line.
-macro_rules! entity_headers {
+/// The headers strata sends on every answer, byte for byte, after a status line.
+macro_rules! common_headers {
     ($request_id:literal) => {
         concat!(
             "x-ms-request-id: ",
@@ -74,6 +74,15 @@ macro_rules! entity_headers {
             "x-content-type-options: nosniff\r\n",
             "cache-control: no-cache\r\n",
             "server: Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0\r\n",
+        )
+    };
+}
+
+/// The headers of an entity answer: the common ones and the entity's ETag.
+macro_rules! entity_headers {
+    ($request_id:literal) => {
+        concat!(
+            common_headers!($request_id),
             "etag: W/\"datetime'2026-11-23T10%3A56%3A35.7899185Z'\"\r\n",
         )
     };
@@ -158,13 +167,7 @@ fn batch_response() -> Vec<u8> {
     let mut out = format!(
         concat!(
             "HTTP/1.1 202 Accepted\r\n",
-            "x-ms-request-id: bc53fa3e-fcb6-d4e2-f47d-f96da9c578a6\r\n",
-            "x-ms-client-request-id: 361deb06-e7b7-11f1-96c9-02fc00000001\r\n",
-            "x-ms-version: 2019-02-02\r\n",
-            "dataserviceversion: 3.0;\r\n",
-            "x-content-type-options: nosniff\r\n",
-            "cache-control: no-cache\r\n",
-            "server: Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0\r\n",
+            common_headers!("bc53fa3e-fcb6-d4e2-f47d-f96da9c578a6"),
             "content-type: multipart/mixed; boundary=batchresponse_{}\r\n",
             "content-length: {}\r\n",
             date_and_end!()
